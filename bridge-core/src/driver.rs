@@ -1,0 +1,159 @@
+//! Runs one `send` end to end: request → channel → events → encoder → stdout.
+//!
+//! This is what `bridge <provider> send` does after parsing its arguments. It guarantees the
+//! wire invariants no channel has to think about: the turn start comes first, a failed turn
+//! always carries one error before its end, exactly one turn end is written, and a closed
+//! stdout stops the turn instead of being written to forever.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::channel::Channel;
+use crate::encode::Format;
+use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd};
+use crate::output::LineWriter;
+use crate::request::{Request, RequestError};
+use crate::turn::{TurnContext, TurnLimits};
+
+/// How to run and print one send.
+#[derive(Debug, Clone, Default)]
+pub struct SendOptions {
+    /// Wire format.
+    pub format: Format,
+    /// Include provider-native lines (JSONL only).
+    pub raw: bool,
+    /// Deadlines.
+    pub limits: TurnLimits,
+}
+
+/// How a send ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendOutcome {
+    /// The provider reported success.
+    pub success: bool,
+    /// The turn was interrupted.
+    pub interrupted: bool,
+    /// The request itself was rejected (nothing was run).
+    pub invalid_request: bool,
+    /// Our stdout was closed by the reader.
+    pub stdout_closed: bool,
+}
+
+/// Runs one send and writes its lines to `writer`.
+pub async fn run_send<W: Write>(
+    channel: Arc<dyn Channel>,
+    request: Result<Request, RequestError>,
+    options: &SendOptions,
+    writer: &mut LineWriter<W>,
+    cancel: CancellationToken,
+) -> SendOutcome {
+    let mut encoder = options.format.encoder(channel.dialect(), options.raw);
+    let mut lines = Vec::new();
+    let mut outcome = SendOutcome {
+        success: false,
+        interrupted: false,
+        invalid_request: false,
+        stdout_closed: false,
+    };
+    let mut write = |event: &Event, outcome: &mut SendOutcome| {
+        lines.clear();
+        encoder.encode(event, &mut lines);
+        for line in &lines {
+            if outcome.stdout_closed {
+                break;
+            }
+            if writer.write_line(line).is_err() {
+                outcome.stdout_closed = true;
+                cancel.cancel();
+            }
+        }
+    };
+
+    write(
+        &Event::TurnStart {
+            provider: channel.id().to_string(),
+        },
+        &mut outcome,
+    );
+
+    let request = request.and_then(|request| request.validate().map(|()| request));
+    let request = match request {
+        Ok(request) => request,
+        Err(error) => {
+            outcome.invalid_request = true;
+            let message = error.to_string();
+            write(
+                &Event::Error(ErrorInfo {
+                    code: ErrorCode::InvalidRequest,
+                    message: message.clone(),
+                    stderr_tail: None,
+                }),
+                &mut outcome,
+            );
+            write(
+                &Event::TurnEnd(TurnEnd {
+                    success: false,
+                    stop_reason: StopReason::Error,
+                    session_id: None,
+                    result: None,
+                    error: Some(message),
+                }),
+                &mut outcome,
+            );
+            return outcome;
+        }
+    };
+
+    let (events, mut receiver) = mpsc::channel(256);
+    let ctx = TurnContext {
+        events,
+        cancel: cancel.clone(),
+        limits: options.limits,
+        raw: options.raw,
+    };
+    let task = tokio::spawn(channel.send(request, ctx));
+    let mut error_seen = false;
+    let mut ended = false;
+    while let Some(event) = receiver.recv().await {
+        match &event {
+            Event::Error(_) => error_seen = true,
+            Event::TurnEnd(end) => {
+                if !end.success && !error_seen && end.stop_reason != StopReason::Interrupted {
+                    let message = end.error.clone().unwrap_or_else(|| "the turn failed".into());
+                    write(&Event::error(ErrorCode::Provider, message), &mut outcome);
+                }
+                outcome.success = end.success;
+                outcome.interrupted = end.stop_reason == StopReason::Interrupted;
+                ended = true;
+            }
+            _ => {}
+        }
+        if ended && !matches!(event, Event::TurnEnd(_)) {
+            continue;
+        }
+        write(&event, &mut outcome);
+        if ended {
+            break;
+        }
+    }
+    drop(receiver);
+    let _ = task.await;
+    if !ended {
+        let message = format!("internal error: the {} channel ended without a result", channel.id());
+        write(&Event::error(ErrorCode::Internal, message.clone()), &mut outcome);
+        write(
+            &Event::TurnEnd(TurnEnd {
+                success: false,
+                stop_reason: StopReason::Error,
+                session_id: None,
+                result: None,
+                error: Some(message),
+            }),
+            &mut outcome,
+        );
+    }
+    outcome
+}

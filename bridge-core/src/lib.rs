@@ -1,0 +1,34 @@
+//! The core of `bridge`: one event model for every coding-agent CLI, and the machinery every
+//! provider channel shares.
+//!
+//! # Overview
+//!
+//! * [`event`]: the [`Event`] model (session id, deltas, tool use and results, usage, status,
+//!   errors, turn end).
+//! * [`encode`]: the two wire formats of that model: ai-bridge marker lines (what the JetBrains
+//!   plugin parses) and versioned JSONL.
+//! * [`request`]: the request JSON read from stdin.
+//! * [`channel`]: the [`Channel`] trait a provider implements and the [`Router`] registry.
+//! * [`process`], [`lines`], [`turn`]: spawning a CLI in its own process group, reading its
+//!   output with bounded memory, deadlines, interrupt, and deciding the outcome.
+//! * [`driver`]: one `send`, end to end, onto a writer.
+//!
+//! A provider crate supplies a [`turn::ProcessTurn`] (how to launch its CLI) and a pure
+//! [`turn::Normalizer`] (`line → events`); the engine does the rest.
+
+#![deny(missing_docs)]
+
+pub mod channel;
+pub mod driver;
+pub mod encode;
+pub mod event;
+pub mod lines;
+pub mod output;
+pub mod process;
+pub mod redact;
+pub mod request;
+pub mod turn;
+
+pub use channel::{Channel, Router};
+pub use event::Event;
+pub use request::Request;

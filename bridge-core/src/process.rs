@@ -1,0 +1,408 @@
+//! Spawning provider CLIs: own process group, scrubbed environment, stderr tail, group kill.
+//!
+//! Every child runs as the leader of a new process group, so the whole tree it starts (tool
+//! shells, MCP servers) can be signalled at once. [`ChildProcess::terminate`] sends SIGTERM to
+//! the group, waits a grace period, then SIGKILLs the group; dropping a [`ChildProcess`] that was
+//! not reaped SIGKILLs the group as a last resort, so an early return cannot leave orphans.
+//!
+//! stderr is always drained on its own task (an undrained pipe deadlocks a chatty child once
+//! 64 KiB are buffered) and its last lines are kept for error reports.
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::lines::{LineItem, LineReader};
+
+/// Environment variables never passed to a child: they change how Node or the dynamic loader
+/// behave (a plugin's `NODE_OPTIONS=--inspect` makes every Node CLI stall on a debugger port)
+/// or leak the bridge's own invocation context. Keep one with [`CommandSpec::allow_env`].
+pub const SCRUBBED_ENV: &[&str] = &[
+    "NODE_OPTIONS",
+    "NODE_INSPECT",
+    "NODE_DEBUG",
+    "NODE_REPL_EXTERNAL_MODULE",
+    "ELECTRON_RUN_AS_NODE",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "DYLD_INSERT_LIBRARIES",
+    "DYLD_LIBRARY_PATH",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    // ai-bridge's own switches: meaningless to the CLIs.
+    "CLAUDE_USE_STDIN",
+    "CODEX_USE_STDIN",
+    "GROK_USE_STDIN",
+    "KIMI_USE_STDIN",
+    "OPENCODE_USE_STDIN",
+    "PI_USE_STDIN",
+    "OMP_USE_STDIN",
+    "DSH_USE_STDIN",
+];
+
+/// Prefixes of scrubbed variables (`npm_config_*` and friends from `npm run` / `npx`).
+pub const SCRUBBED_ENV_PREFIXES: &[&str] = &["npm_", "NPM_CONFIG_", "DYLD_", "LD_"];
+
+/// How the child's stdin is connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdinMode {
+    /// `/dev/null`: for one-shot CLIs that would otherwise wait for EOF.
+    Null,
+    /// A pipe the channel writes to (stream-json input, JSON-RPC).
+    Piped,
+}
+
+/// Everything needed to start a child.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    /// Resolved path of the executable.
+    pub program: PathBuf,
+    /// Arguments (never the prompt: it goes over stdin or the provider protocol).
+    pub args: Vec<OsString>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// Variables to set (on top of the scrubbed inherited environment).
+    pub env: Vec<(OsString, OsString)>,
+    /// Extra inherited variables to remove.
+    pub env_remove: Vec<OsString>,
+    /// Scrubbed variables to keep anyway.
+    pub allow_env: Vec<OsString>,
+    /// stdin connection.
+    pub stdin: StdinMode,
+}
+
+impl CommandSpec {
+    /// A spec for `program` with no arguments, stdin null.
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        CommandSpec {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            allow_env: Vec::new(),
+            stdin: StdinMode::Null,
+        }
+    }
+
+    /// Appends an argument.
+    pub fn arg(&mut self, arg: impl Into<OsString>) -> &mut Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Sets a child environment variable.
+    pub fn env(&mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> &mut Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Whether an inherited variable is dropped before spawning.
+    pub fn is_scrubbed(&self, key: &OsStr) -> bool {
+        if self.allow_env.iter().any(|k| k == key) {
+            return false;
+        }
+        if self.env_remove.iter().any(|k| k == key) {
+            return true;
+        }
+        let Some(key) = key.to_str() else {
+            return false;
+        };
+        SCRUBBED_ENV.contains(&key) || SCRUBBED_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
+    }
+}
+
+/// Why a child could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("could not start {program}: {source}")]
+pub struct SpawnError {
+    /// The program that failed.
+    pub program: String,
+    /// The OS error.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// The last lines a child wrote to stderr.
+#[derive(Debug, Default)]
+pub struct StderrTail {
+    lines: VecDeque<String>,
+    bytes: usize,
+}
+
+impl StderrTail {
+    const MAX_LINES: usize = 40;
+    const MAX_BYTES: usize = 8 * 1024;
+    const MAX_LINE: usize = 1024;
+
+    fn push(&mut self, mut line: String) {
+        if line.len() > Self::MAX_LINE {
+            let mut cut = Self::MAX_LINE;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+            line.push('…');
+        }
+        self.bytes += line.len();
+        self.lines.push_back(line);
+        while self.lines.len() > Self::MAX_LINES || self.bytes > Self::MAX_BYTES {
+            match self.lines.pop_front() {
+                Some(old) => self.bytes -= old.len(),
+                None => break,
+            }
+        }
+    }
+
+    /// The kept lines joined with `\n`.
+    pub fn text(&self) -> String {
+        self.lines.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// A running child that owns its process group.
+#[derive(Debug)]
+pub struct ChildProcess {
+    child: Child,
+    pgid: Option<i32>,
+    reaped: bool,
+    stderr_tail: Arc<Mutex<StderrTail>>,
+    activity: tokio::sync::watch::Sender<u64>,
+}
+
+impl ChildProcess {
+    /// Spawns `spec` in a new process group with a scrubbed environment.
+    pub fn spawn(spec: &CommandSpec) -> Result<ChildProcess, SpawnError> {
+        let mut command = Command::new(&spec.program);
+        command.args(&spec.args);
+        if let Some(cwd) = &spec.cwd {
+            command.current_dir(cwd);
+        }
+        for (key, _) in std::env::vars_os() {
+            if spec.is_scrubbed(&key) {
+                command.env_remove(&key);
+            }
+        }
+        for (key, value) in &spec.env {
+            command.env(key, value);
+        }
+        command
+            .stdin(match spec.stdin {
+                StdinMode::Null => Stdio::null(),
+                StdinMode::Piped => Stdio::piped(),
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command.spawn().map_err(|source| SpawnError {
+            program: spec.program.display().to_string(),
+            source,
+        })?;
+        let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+        let stderr_tail = Arc::new(Mutex::new(StderrTail::default()));
+        let (activity, _) = tokio::sync::watch::channel(0u64);
+        if let Some(stderr) = child.stderr.take() {
+            let tail = Arc::clone(&stderr_tail);
+            let activity = activity.clone();
+            tokio::spawn(async move {
+                let mut reader = LineReader::new(stderr, 64 * 1024);
+                while let Ok(Some(item)) = reader.next_line().await {
+                    activity.send_modify(|n| *n += 1);
+                    let line = match item {
+                        LineItem::Line { text, .. } => text,
+                        LineItem::TooLong { bytes } => format!("[a {bytes}-byte line]"),
+                    };
+                    if let Ok(mut tail) = tail.lock() {
+                        tail.push(line);
+                    }
+                }
+            });
+        }
+        Ok(ChildProcess {
+            child,
+            pgid,
+            reaped: false,
+            stderr_tail,
+            activity,
+        })
+    }
+
+    /// Takes the stdin pipe (present when spawned with [`StdinMode::Piped`]).
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.child.stdin.take()
+    }
+
+    /// Takes the stdout pipe.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.child.stdout.take()
+    }
+
+    /// A receiver that changes whenever the child writes a stderr line (for idle deadlines).
+    pub fn stderr_activity(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.activity.subscribe()
+    }
+
+    /// The last stderr lines.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr_tail
+            .lock()
+            .map(|tail| tail.text())
+            .unwrap_or_default()
+    }
+
+    /// The process group id (the leader's pid).
+    pub fn pgid(&self) -> Option<i32> {
+        self.pgid
+    }
+
+    /// Sends `signal` to the whole process group. Errors (group already gone) are ignored.
+    pub fn signal_group(&self, signal: i32) {
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid {
+            // SAFETY: killpg has no memory-safety preconditions; a stale group yields ESRCH.
+            unsafe {
+                libc::killpg(pgid, signal);
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = signal;
+    }
+
+    /// Waits for the leader to exit within `timeout`.
+    pub async fn wait_timeout(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        match tokio::time::timeout(timeout, self.child.wait()).await {
+            Ok(Ok(status)) => {
+                self.reaped = true;
+                Some(status)
+            }
+            _ => None,
+        }
+    }
+
+    /// Waits for the leader to exit.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        let status = self.child.wait().await?;
+        self.reaped = true;
+        Ok(status)
+    }
+
+    /// Ends the whole tree: SIGTERM to the group, `grace` to exit, then SIGKILL to the group.
+    /// Returns the leader's exit status.
+    pub async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
+        self.signal_group(libc::SIGTERM);
+        let status = match self.wait_timeout(grace).await {
+            Some(status) => Some(status),
+            None => {
+                self.signal_group(libc::SIGKILL);
+                let _ = self.child.start_kill();
+                self.wait_timeout(Duration::from_secs(5)).await
+            }
+        };
+        // Members that outlived the leader (or ignored SIGTERM) go too.
+        self.signal_group(libc::SIGKILL);
+        status
+    }
+
+    /// After a normal exit, removes whatever the leader left behind in its group
+    /// (tool subprocesses, MCP servers).
+    pub fn sweep_group(&self) {
+        self.signal_group(libc::SIGKILL);
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        if !self.reaped {
+            self.signal_group(libc::SIGKILL);
+        }
+    }
+}
+
+/// Describes an exit status for users: `exit code 1`, `signal 9 (SIGKILL)`.
+pub fn describe_exit(status: &ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exit code {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            let name = match signal {
+                libc::SIGKILL => " (SIGKILL)",
+                libc::SIGTERM => " (SIGTERM)",
+                libc::SIGSEGV => " (SIGSEGV)",
+                libc::SIGABRT => " (SIGABRT)",
+                libc::SIGINT => " (SIGINT)",
+                _ => "",
+            };
+            return format!("signal {signal}{name}");
+        }
+    }
+    "an unknown status".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scrubs_node_and_loader_variables_but_honours_allow() {
+        let mut spec = CommandSpec::new("x");
+        assert!(spec.is_scrubbed(OsStr::new("NODE_OPTIONS")));
+        assert!(spec.is_scrubbed(OsStr::new("npm_config_prefix")));
+        assert!(spec.is_scrubbed(OsStr::new("LD_PRELOAD")));
+        assert!(!spec.is_scrubbed(OsStr::new("PATH")));
+        spec.allow_env.push("NODE_OPTIONS".into());
+        assert!(!spec.is_scrubbed(OsStr::new("NODE_OPTIONS")));
+    }
+
+    #[test]
+    fn stderr_tail_is_bounded() {
+        let mut tail = StderrTail::default();
+        for i in 0..1000 {
+            tail.push(format!("line {i} {}", "x".repeat(2000)));
+        }
+        assert!(tail.text().len() <= StderrTail::MAX_BYTES + StderrTail::MAX_LINES);
+        assert!(tail.text().ends_with('…'));
+    }
+
+    #[tokio::test]
+    async fn terminate_kills_grandchildren_that_ignore_sigterm() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let mut spec = CommandSpec::new("/bin/sh");
+        spec.arg("-c").arg(format!(
+            "sh -c 'trap \"\" TERM; echo $$ > {}; while :; do sleep 1; done' & wait",
+            pidfile.display()
+        ));
+        let mut child = ChildProcess::spawn(&spec).unwrap();
+        let mut pid = None;
+        for _ in 0..100 {
+            if let Ok(text) = std::fs::read_to_string(&pidfile)
+                && let Ok(p) = text.trim().parse::<i32>()
+            {
+                pid = Some(p);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let pid = pid.expect("grandchild started");
+        child.terminate(Duration::from_millis(300)).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // SAFETY: probing with signal 0 has no side effects.
+        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.contains(") Z "))
+            .unwrap_or(true);
+        assert!(!alive || zombie, "grandchild {pid} survived");
+    }
+}

@@ -1,0 +1,497 @@
+//! The request a client sends on stdin: one JSON object with the ai-bridge fields.
+//!
+//! The JetBrains plugin writes it without a trailing newline and closes stdin; other clients may
+//! keep stdin open and send control lines after it. [`read_request`] therefore stops at the end
+//! of the first complete JSON value instead of waiting for EOF, and hands back what followed.
+//!
+//! ```
+//! use bridge_core::request::Request;
+//! let req = Request::from_json(br#"{"message":"hi","sessionId":"abc","unknown":1}"#).unwrap();
+//! assert_eq!(req.message, "hi");
+//! assert_eq!(req.session_id.as_deref(), Some("abc"));
+//! ```
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Longest accepted request (the message may embed large pasted context).
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
+/// Model names that mean "let the CLI use its configured default" (no `--model` flag).
+pub const DEFAULT_MODEL_TOKENS: &[&str] = &[
+    "__config_default__",
+    "auto",
+    "default",
+    "(default)",
+    "config-default",
+    "config_default",
+];
+
+/// A string that must never be printed: `Debug` and `Display` show `[redacted]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+    /// The secret itself, to hand to a child process environment.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// An attachment, in either shape the plugin sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Attachment {
+    /// `{fileName, mediaType, data}`: base64 data (or a `data:` URL).
+    Inline {
+        /// Original file name, if given.
+        file_name: Option<String>,
+        /// MIME type, e.g. `image/png`.
+        media_type: String,
+        /// Base64 payload or `data:` URL.
+        data: String,
+    },
+    /// `{type:"local_image", path}`: an image file on disk (Codex path).
+    LocalImage {
+        /// Path of the image.
+        path: PathBuf,
+    },
+}
+
+/// One `send` request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The prompt text.
+    pub message: String,
+    /// Conversation to resume (`sessionId`, or `threadId` for Codex); `None` starts a new one.
+    pub session_id: Option<String>,
+    /// Working directory of the agent.
+    pub cwd: Option<PathBuf>,
+    /// Requested permission mode, verbatim (`default`, `plan`, `acceptEdits`, `bypassPermissions`, …).
+    pub permission_mode: Option<String>,
+    /// Model name; `None` when absent or one of [`DEFAULT_MODEL_TOKENS`].
+    pub model: Option<String>,
+    /// `low|medium|high|xhigh|max`.
+    pub reasoning_effort: Option<String>,
+    /// API base URL to point the CLI at.
+    pub base_url: Option<String>,
+    /// API key for the CLI (child environment only; never printed).
+    pub api_key: Option<Secret>,
+    /// Images and files.
+    pub attachments: Vec<Attachment>,
+    /// Extra system instructions (`agentPrompt`).
+    pub agent_prompt: Option<String>,
+    /// Ask the provider not to think.
+    pub disable_thinking: bool,
+    /// Fields this version does not interpret, kept for channels that do.
+    pub extra: Map<String, Value>,
+}
+
+/// Why a request was rejected. The message tells the client what to fix.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum RequestError {
+    /// Nothing arrived on stdin.
+    #[error(
+        "no request on stdin: expected one JSON object such as {{\"message\":\"…\"}}, or a prompt argument"
+    )]
+    Empty,
+    /// stdin stayed open without a complete JSON value.
+    #[error(
+        "no complete request JSON on stdin after {0:?}: write one JSON object (a trailing newline is optional) or close stdin"
+    )]
+    Timeout(Duration),
+    /// The JSON did not parse.
+    #[error("request is not valid JSON: {0}")]
+    Malformed(String),
+    /// The JSON is not an object.
+    #[error("request must be a JSON object, got {0}")]
+    NotAnObject(&'static str),
+    /// A field has the wrong type.
+    #[error("request field `{field}` must be {expected}, got {got}")]
+    WrongType {
+        /// Field name as sent.
+        field: &'static str,
+        /// What was expected.
+        expected: &'static str,
+        /// The JSON type that arrived.
+        got: &'static str,
+    },
+    /// A required field is missing or empty.
+    #[error("request field `{0}` is required and must not be empty")]
+    Missing(&'static str),
+    /// The session id has characters no provider uses (path separators, `..`, control chars).
+    #[error(
+        "request field `sessionId` has invalid characters: use letters, digits, `-`, `_`, `.` or `:` (no `..`, no `/`)"
+    )]
+    BadSessionId,
+    /// The working directory does not exist.
+    #[error("request field `cwd` is not an existing directory: {0}")]
+    BadCwd(String),
+    /// The request is larger than [`MAX_REQUEST_BYTES`].
+    #[error("request is larger than {} MiB", MAX_REQUEST_BYTES / (1024 * 1024))]
+    TooLarge,
+    /// Reading stdin failed.
+    #[error("could not read stdin: {0}")]
+    Io(String),
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn take_string(
+    object: &mut Map<String, Value>,
+    field: &'static str,
+) -> Result<Option<String>, RequestError> {
+    match object.remove(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(RequestError::WrongType {
+            field,
+            expected: "a string",
+            got: type_name(&other),
+        }),
+    }
+}
+
+fn take_bool(object: &mut Map<String, Value>, field: &'static str) -> Result<bool, RequestError> {
+    match object.remove(field) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(b),
+        Some(other) => Err(RequestError::WrongType {
+            field,
+            expected: "a boolean",
+            got: type_name(&other),
+        }),
+    }
+}
+
+fn parse_attachments(value: Option<Value>) -> Result<Vec<Attachment>, RequestError> {
+    let items = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(RequestError::WrongType {
+                field: "attachments",
+                expected: "an array",
+                got: type_name(&other),
+            });
+        }
+    };
+    let wrong = |got| RequestError::WrongType {
+        field: "attachments",
+        expected: "an array of {fileName, mediaType, data} or {type:\"local_image\", path} objects",
+        got,
+    };
+    items
+        .into_iter()
+        .map(|item| {
+            let Value::Object(mut item) = item else {
+                return Err(wrong(type_name(&item)));
+            };
+            if let Some(path) = take_string(&mut item, "path")? {
+                return Ok(Attachment::LocalImage { path: path.into() });
+            }
+            let data = take_string(&mut item, "data")?.ok_or(wrong("an object without `data` or `path`"))?;
+            let media_type = take_string(&mut item, "mediaType")?
+                .or_else(|| data_url_media_type(&data))
+                .unwrap_or_else(|| "application/octet-stream".into());
+            Ok(Attachment::Inline {
+                file_name: take_string(&mut item, "fileName")?,
+                media_type,
+                data,
+            })
+        })
+        .collect()
+}
+
+fn data_url_media_type(data: &str) -> Option<String> {
+    let rest = data.strip_prefix("data:")?;
+    let end = rest.find([';', ','])?;
+    Some(rest[..end].to_string())
+}
+
+/// Session ids are passed to CLIs as arguments and used in file names: allow only safe characters.
+fn valid_session_id(id: &str) -> bool {
+    id.len() <= 256
+        && !id.contains("..")
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+}
+
+impl Request {
+    /// A request with just a prompt (what `bridge <provider> send "text"` builds).
+    pub fn from_prompt(message: impl Into<String>) -> Self {
+        Request {
+            message: message.into(),
+            session_id: None,
+            cwd: None,
+            permission_mode: None,
+            model: None,
+            reasoning_effort: None,
+            base_url: None,
+            api_key: None,
+            attachments: Vec::new(),
+            agent_prompt: None,
+            disable_thinking: false,
+            extra: Map::new(),
+        }
+    }
+
+    /// Parses one request JSON object. Unknown fields are kept in [`Request::extra`].
+    pub fn from_json(bytes: &[u8]) -> Result<Request, RequestError> {
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(RequestError::Empty);
+        }
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| RequestError::Malformed(e.to_string()))?;
+        Request::from_value(value)
+    }
+
+    /// Builds a request from an already parsed JSON value.
+    pub fn from_value(value: Value) -> Result<Request, RequestError> {
+        let mut object = match value {
+            Value::Object(object) => object,
+            other => return Err(RequestError::NotAnObject(type_name(&other))),
+        };
+        let message = match object.remove("message").or_else(|| object.remove("prompt")) {
+            Some(Value::String(s)) if !s.trim().is_empty() => s,
+            None | Some(Value::Null) | Some(Value::String(_)) => {
+                return Err(RequestError::Missing("message"));
+            }
+            Some(other) => {
+                return Err(RequestError::WrongType {
+                    field: "message",
+                    expected: "a string",
+                    got: type_name(&other),
+                });
+            }
+        };
+        let session_id = match take_string(&mut object, "sessionId")? {
+            Some(id) => Some(id),
+            None => take_string(&mut object, "threadId")?,
+        };
+        if let Some(id) = &session_id
+            && !valid_session_id(id)
+        {
+            return Err(RequestError::BadSessionId);
+        }
+        let model = take_string(&mut object, "model")?
+            .filter(|m| !DEFAULT_MODEL_TOKENS.contains(&m.trim().to_ascii_lowercase().as_str()));
+        Ok(Request {
+            message,
+            session_id,
+            cwd: take_string(&mut object, "cwd")?.map(PathBuf::from),
+            permission_mode: take_string(&mut object, "permissionMode")?,
+            model,
+            reasoning_effort: take_string(&mut object, "reasoningEffort")?,
+            base_url: take_string(&mut object, "baseUrl")?,
+            api_key: take_string(&mut object, "apiKey")?.map(Secret::new),
+            attachments: parse_attachments(object.remove("attachments"))?,
+            agent_prompt: take_string(&mut object, "agentPrompt")?,
+            disable_thinking: take_bool(&mut object, "disableThinking")?,
+            extra: object,
+        })
+    }
+
+    /// Checks what can only be checked against the machine: the working directory exists.
+    pub fn validate(&self) -> Result<(), RequestError> {
+        if let Some(cwd) = &self.cwd
+            && !cwd.is_dir()
+        {
+            return Err(RequestError::BadCwd(cwd.display().to_string()));
+        }
+        Ok(())
+    }
+}
+
+/// What [`read_request`] found on stdin.
+#[derive(Debug)]
+pub struct ReadRequest {
+    /// The parsed request.
+    pub request: Request,
+    /// Bytes that followed the request JSON (the start of the control stream).
+    pub rest: Vec<u8>,
+}
+
+/// Reads the first complete JSON value from `input` (EOF not required), within `timeout`.
+///
+/// Parsing is attempted only when the buffer ends in `}` (after trailing whitespace) or at EOF,
+/// so a large request is not re-parsed for every chunk.
+pub async fn read_request<R: AsyncRead + Unpin>(
+    input: &mut R,
+    timeout: Duration,
+) -> Result<ReadRequest, RequestError> {
+    let read = async {
+        let mut buf: Vec<u8> = Vec::with_capacity(8 * 1024);
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            let n = input
+                .read(&mut chunk)
+                .await
+                .map_err(|e| RequestError::Io(e.to_string()))?;
+            let eof = n == 0;
+            buf.extend_from_slice(&chunk[..n]);
+            if buf.len() > MAX_REQUEST_BYTES {
+                return Err(RequestError::TooLarge);
+            }
+            let ends_in_brace = buf
+                .iter()
+                .rev()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|b| *b == b'}');
+            if !(eof || ends_in_brace) {
+                continue;
+            }
+            if buf.iter().all(u8::is_ascii_whitespace) {
+                if eof {
+                    return Err(RequestError::Empty);
+                }
+                continue;
+            }
+            let mut values = serde_json::Deserializer::from_slice(&buf).into_iter::<Value>();
+            match values.next() {
+                Some(Ok(value)) => {
+                    let consumed = values.byte_offset();
+                    let rest = buf[consumed..].to_vec();
+                    return Ok(ReadRequest {
+                        request: Request::from_value(value)?,
+                        rest,
+                    });
+                }
+                Some(Err(e)) if e.is_eof() && !eof => continue,
+                Some(Err(e)) => return Err(RequestError::Malformed(e.to_string())),
+                None => return Err(RequestError::Empty),
+            }
+        }
+    };
+    match tokio::time::timeout(timeout, read).await {
+        Ok(result) => result,
+        Err(_) => Err(RequestError::Timeout(timeout)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_types_name_the_field() {
+        let err = Request::from_json(br#"{"message":"hi","cwd":5}"#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "request field `cwd` must be a string, got a number"
+        );
+        let err = Request::from_json(br#"{"message":["hi"]}"#).unwrap_err();
+        assert!(matches!(err, RequestError::WrongType { field: "message", .. }));
+    }
+
+    #[test]
+    fn missing_message_and_non_objects_are_rejected() {
+        assert_eq!(
+            Request::from_json(br#"{"sessionId":"x"}"#).unwrap_err(),
+            RequestError::Missing("message")
+        );
+        assert_eq!(
+            Request::from_json(b"[1]").unwrap_err(),
+            RequestError::NotAnObject("an array")
+        );
+        assert_eq!(Request::from_json(b"  \n").unwrap_err(), RequestError::Empty);
+        assert!(matches!(
+            Request::from_json(b"{\"message\":").unwrap_err(),
+            RequestError::Malformed(_)
+        ));
+    }
+
+    #[test]
+    fn session_ids_with_path_characters_are_rejected() {
+        for bad in ["../etc", "a/b", "..", ".hidden", "a\nb", "a b"] {
+            let json = serde_json::json!({"message": "hi", "sessionId": bad}).to_string();
+            assert_eq!(
+                Request::from_json(json.as_bytes()).unwrap_err(),
+                RequestError::BadSessionId,
+                "{bad:?}"
+            );
+        }
+        let ok = Request::from_json(br#"{"message":"hi","threadId":"0199a-b_c.d:e"}"#).unwrap();
+        assert_eq!(ok.session_id.as_deref(), Some("0199a-b_c.d:e"));
+    }
+
+    #[test]
+    fn default_model_tokens_mean_no_model() {
+        for token in ["auto", "__config_default__", "Default"] {
+            let json = serde_json::json!({"message": "hi", "model": token}).to_string();
+            assert_eq!(Request::from_json(json.as_bytes()).unwrap().model, None);
+        }
+    }
+
+    #[test]
+    fn api_key_is_never_debug_printed() {
+        let req = Request::from_json(br#"{"message":"hi","apiKey":"sk-canary-42"}"#).unwrap();
+        assert!(!format!("{req:?}").contains("sk-canary-42"));
+        assert_eq!(req.api_key.unwrap().expose(), "sk-canary-42");
+    }
+
+    #[test]
+    fn attachments_in_both_shapes() {
+        let req = Request::from_json(
+            br#"{"message":"hi","attachments":[{"fileName":"a.png","mediaType":"image/png","data":"AAAA"},{"type":"local_image","path":"/tmp/x.png"},{"data":"data:image/jpeg;base64,AA"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(req.attachments.len(), 3);
+        assert!(matches!(&req.attachments[2], Attachment::Inline { media_type, .. } if media_type == "image/jpeg"));
+    }
+
+    #[tokio::test]
+    async fn reads_without_newline_and_keeps_what_follows() {
+        let mut input: &[u8] = b"{\"message\":\"hi\"}{\"type\":\"interrupt\"}\n";
+        let read = read_request(&mut input, Duration::from_secs(1)).await.unwrap();
+        assert_eq!(read.request.message, "hi");
+        assert_eq!(read.rest, b"{\"type\":\"interrupt\"}\n");
+    }
+
+    #[tokio::test]
+    async fn open_stdin_without_a_value_times_out() {
+        let (_writer, mut reader) = tokio::io::duplex(64);
+        let err = read_request(&mut reader, Duration::from_millis(50))
+            .await
+            .unwrap_err();
+        assert_eq!(err, RequestError::Timeout(Duration::from_millis(50)));
+    }
+
+    #[tokio::test]
+    async fn request_is_parsed_while_stdin_stays_open() {
+        let (mut writer, mut reader) = tokio::io::duplex(1024);
+        tokio::io::AsyncWriteExt::write_all(&mut writer, b"{\"message\":\"open\"}")
+            .await
+            .unwrap();
+        let read = read_request(&mut reader, Duration::from_secs(5)).await.unwrap();
+        assert_eq!(read.request.message, "open");
+        drop(writer);
+    }
+}

@@ -1,0 +1,405 @@
+//! The process-turn engine: run one CLI process for one turn and turn its stdout into events.
+//!
+//! A channel describes the process ([`ProcessTurn`]) and supplies a pure [`Normalizer`]
+//! (`line → events`). The engine owns everything that is the same for every provider:
+//!
+//! * spawning in a process group, writing the stdin payload, closing stdin at the right time;
+//! * bounded line reading (see [`crate::lines`]), raw passthrough when requested;
+//! * the wall-clock and idle deadlines, interrupt (graceful first when the provider has one,
+//!   then the group kill), and the consumer going away;
+//! * deciding the outcome: success only when the normalizer saw the provider's own terminal
+//!   event; a stream that ends without one is an [`ErrorCode::ExitedEarly`] error carrying the
+//!   stderr tail, never a fabricated success.
+//!
+//! Every run sends exactly one [`Event::TurnEnd`], last.
+
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd};
+use crate::lines::{LineItem, LineReader};
+use crate::process::{ChildProcess, CommandSpec, StdinMode, describe_exit};
+
+/// Deadlines and bounds of one turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnLimits {
+    /// Longest a turn may run in total.
+    pub wall: Duration,
+    /// Longest the CLI may stay silent (no stdout or stderr line).
+    pub idle: Duration,
+    /// Longest stdout line kept (longer lines are skipped with a warning).
+    pub max_line_bytes: usize,
+    /// After the terminal event, how long the CLI gets to exit on its own.
+    pub exit_grace: Duration,
+    /// After SIGTERM to the group, how long before SIGKILL.
+    pub kill_grace: Duration,
+    /// After a graceful interrupt request, how long the CLI gets to end the turn itself.
+    pub interrupt_grace: Duration,
+}
+
+impl Default for TurnLimits {
+    /// 60 min wall clock, 10 min idle (CLIs retry 5xx for minutes, printing status lines),
+    /// 16 MiB lines, 5 s exit grace, 3 s kill grace, 5 s interrupt grace.
+    fn default() -> Self {
+        TurnLimits {
+            wall: Duration::from_secs(60 * 60),
+            idle: Duration::from_secs(10 * 60),
+            max_line_bytes: crate::lines::DEFAULT_MAX_LINE_BYTES,
+            exit_grace: Duration::from_secs(5),
+            kill_grace: Duration::from_secs(3),
+            interrupt_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Turns a provider's stdout lines into events. Implementations are pure: no I/O, no clock,
+/// so recorded transcripts replay as snapshot tests.
+pub trait Normalizer: Send {
+    /// Handles one stdout line. Emits [`Event::TurnEnd`] when (and only when) the line is the
+    /// provider's own terminal event for the turn.
+    fn line(&mut self, line: &str, out: &mut Vec<Event>);
+
+    /// The conversation id seen so far.
+    fn session_id(&self) -> Option<String>;
+
+    /// Called once when stdout ended without a terminal event, with the exit status if the
+    /// process exited. A provider whose terminal signal *is* the exit (plain JSONL CLIs) emits
+    /// its [`Event::TurnEnd`] here; otherwise the engine reports an early exit.
+    fn finish(&mut self, exit: Option<&ExitStatus>, out: &mut Vec<Event>) {
+        let _ = (exit, out);
+    }
+}
+
+/// When the engine closes the child's stdin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseStdin {
+    /// Right after the payload (one-shot input).
+    AfterPayload,
+    /// After the terminal event (stream-json input: the CLI exits on EOF, and control
+    /// messages such as interrupts can be written until then).
+    AfterTurnEnd,
+}
+
+/// One CLI process for one turn.
+#[derive(Debug, Clone)]
+pub struct ProcessTurn {
+    /// Provider key, used in messages (`claude exited with …`).
+    pub provider: String,
+    /// What to spawn.
+    pub command: CommandSpec,
+    /// Bytes written to stdin first (when [`CommandSpec::stdin`] is piped).
+    pub stdin_payload: Vec<u8>,
+    /// When stdin is closed.
+    pub close_stdin: CloseStdin,
+    /// Bytes that ask the CLI to interrupt the turn gracefully (written to stdin on cancel).
+    pub interrupt_payload: Option<Vec<u8>>,
+}
+
+/// Shared inputs of every turn: where events go, cancellation, limits.
+#[derive(Debug, Clone)]
+pub struct TurnContext {
+    /// Events of the turn, in order. Bounded: a slow consumer slows the child down instead of
+    /// growing memory.
+    pub events: mpsc::Sender<Event>,
+    /// Cancelled on interrupt (client request, SIGINT/SIGTERM, stdout closed).
+    pub cancel: CancellationToken,
+    /// Deadlines.
+    pub limits: TurnLimits,
+    /// Also emit every native line as [`Event::Raw`].
+    pub raw: bool,
+}
+
+impl TurnContext {
+    /// Sends an event; false when the consumer is gone.
+    pub async fn emit(&self, event: Event) -> bool {
+        self.events.send(event).await.is_ok()
+    }
+
+    /// Ends a turn that failed before any process ran (CLI missing, bad request).
+    pub async fn fail(&self, info: ErrorInfo, session_id: Option<String>) {
+        let error = info.message.clone();
+        self.emit(Event::Error(info)).await;
+        self.emit(Event::TurnEnd(TurnEnd {
+            success: false,
+            stop_reason: StopReason::Error,
+            session_id,
+            result: None,
+            error: Some(error),
+        }))
+        .await;
+    }
+}
+
+enum Stop {
+    Ended(TurnEnd),
+    Eof,
+    Idle,
+    Wall,
+    Interrupted,
+    ConsumerGone,
+}
+
+enum StdinCommand {
+    Write(Vec<u8>),
+    Close,
+}
+
+/// Runs `turn` to completion, sending its events (ending with exactly one [`Event::TurnEnd`])
+/// to `ctx.events`.
+pub async fn run_process_turn(
+    turn: ProcessTurn,
+    mut normalizer: Box<dyn Normalizer>,
+    ctx: TurnContext,
+) {
+    let limits = ctx.limits;
+    let mut child = match ChildProcess::spawn(&turn.command) {
+        Ok(child) => child,
+        Err(error) => {
+            let info = ErrorInfo {
+                code: ErrorCode::SpawnFailed,
+                message: error.to_string(),
+                stderr_tail: None,
+            };
+            ctx.fail(info, None).await;
+            return;
+        }
+    };
+
+    let stdin_tx = child.take_stdin().map(|mut stdin| {
+        let (tx, mut rx) = mpsc::channel::<StdinCommand>(16);
+        tokio::spawn(async move {
+            while let Some(command) = rx.recv().await {
+                match command {
+                    StdinCommand::Write(bytes) => {
+                        // A child that stopped reading is reported through its exit, not here.
+                        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+                            break;
+                        }
+                    }
+                    StdinCommand::Close => break,
+                }
+            }
+            let _ = stdin.shutdown().await;
+        });
+        tx
+    });
+    let mut stdin_tx = stdin_tx;
+    if let Some(tx) = &stdin_tx
+        && turn.command.stdin == StdinMode::Piped
+    {
+        if !turn.stdin_payload.is_empty() {
+            let _ = tx.send(StdinCommand::Write(turn.stdin_payload.clone())).await;
+        }
+        if turn.close_stdin == CloseStdin::AfterPayload {
+            let _ = tx.send(StdinCommand::Close).await;
+            stdin_tx = None;
+        }
+    }
+
+    let Some(stdout) = child.take_stdout() else {
+        let info = ErrorInfo {
+            code: ErrorCode::Internal,
+            message: "child stdout was not captured".into(),
+            stderr_tail: None,
+        };
+        ctx.fail(info, None).await;
+        return;
+    };
+    let mut reader = LineReader::new(stdout, limits.max_line_bytes);
+    let mut stderr_activity = child.stderr_activity();
+    let started = Instant::now();
+    let wall_deadline = started + limits.wall;
+    let mut last_activity = started;
+    let mut interrupting = false;
+    let mut interrupt_deadline = started + limits.wall;
+    let mut batch = Vec::new();
+
+    let stop = 'read: loop {
+        let idle_deadline = last_activity + limits.idle;
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled(), if !interrupting => {
+                interrupting = true;
+                match (&turn.interrupt_payload, &stdin_tx) {
+                    (Some(payload), Some(tx)) => {
+                        let _ = tx.send(StdinCommand::Write(payload.clone())).await;
+                        interrupt_deadline = Instant::now() + limits.interrupt_grace;
+                    }
+                    _ => break 'read Stop::Interrupted,
+                }
+            }
+            _ = tokio::time::sleep_until(interrupt_deadline), if interrupting => {
+                break 'read Stop::Interrupted;
+            }
+            _ = tokio::time::sleep_until(wall_deadline) => break 'read Stop::Wall,
+            _ = tokio::time::sleep_until(idle_deadline) => break 'read Stop::Idle,
+            Ok(()) = stderr_activity.changed() => last_activity = Instant::now(),
+            item = reader.next_line() => {
+                last_activity = Instant::now();
+                let text = match item {
+                    Ok(Some(LineItem::Line { text, lossy })) => {
+                        if lossy {
+                            batch.push(Event::warning(
+                                "invalid_utf8",
+                                format!("{} printed a line that is not valid UTF-8; decoded it lossily", turn.provider),
+                            ));
+                        }
+                        text
+                    }
+                    Ok(Some(LineItem::TooLong { bytes })) => {
+                        batch.push(Event::warning(
+                            "line_too_long",
+                            format!(
+                                "{} printed a {bytes}-byte line, over the {}-byte limit; skipped it",
+                                turn.provider, limits.max_line_bytes
+                            ),
+                        ));
+                        String::new()
+                    }
+                    Ok(None) | Err(_) => break 'read Stop::Eof,
+                };
+                if !text.is_empty() {
+                    if ctx.raw {
+                        batch.push(Event::Raw { line: text.clone() });
+                    }
+                    normalizer.line(&text, &mut batch);
+                }
+                let mut ended = None;
+                for event in batch.drain(..) {
+                    match event {
+                        Event::TurnEnd(end) => {
+                            ended.get_or_insert(end);
+                        }
+                        event if ended.is_none() => {
+                            if !ctx.emit(event).await {
+                                break 'read Stop::ConsumerGone;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(end) = ended {
+                    break 'read Stop::Ended(end);
+                }
+            }
+        }
+    };
+
+    let provider = &turn.provider;
+    let session_id = normalizer.session_id();
+    let end = match stop {
+        Stop::Ended(end) => {
+            if let Some(tx) = stdin_tx.take() {
+                let _ = tx.send(StdinCommand::Close).await;
+            }
+            if child.wait_timeout(limits.exit_grace).await.is_none() {
+                child.terminate(limits.kill_grace).await;
+            }
+            child.sweep_group();
+            end
+        }
+        Stop::Eof => {
+            drop(stdin_tx.take());
+            let status = match child.wait_timeout(limits.exit_grace).await {
+                Some(status) => Some(status),
+                None => child.terminate(limits.kill_grace).await,
+            };
+            child.sweep_group();
+            let mut tail_events = Vec::new();
+            normalizer.finish(status.as_ref(), &mut tail_events);
+            let mut ended = None;
+            for event in tail_events {
+                match event {
+                    Event::TurnEnd(end) => {
+                        ended.get_or_insert(end);
+                    }
+                    event => {
+                        ctx.emit(event).await;
+                    }
+                }
+            }
+            match ended {
+                Some(end) => end,
+                None => {
+                    let how = status
+                        .as_ref()
+                        .map(describe_exit)
+                        .unwrap_or_else(|| "an unknown status".into());
+                    let message = format!(
+                        "{provider} exited ({how}) before finishing the turn: no terminal event was received"
+                    );
+                    failure(&ctx, ErrorCode::ExitedEarly, message, &child, session_id.clone()).await
+                }
+            }
+        }
+        Stop::Idle => {
+            child.terminate(limits.kill_grace).await;
+            let message = format!(
+                "{provider} printed nothing for {} s (idle deadline); stopped it",
+                limits.idle.as_secs()
+            );
+            failure(&ctx, ErrorCode::IdleTimeout, message, &child, session_id.clone()).await
+        }
+        Stop::Wall => {
+            child.terminate(limits.kill_grace).await;
+            let message = format!(
+                "{provider} ran longer than {} s (wall-clock deadline); stopped it",
+                limits.wall.as_secs()
+            );
+            failure(&ctx, ErrorCode::WallTimeout, message, &child, session_id.clone()).await
+        }
+        Stop::Interrupted => {
+            child.terminate(limits.kill_grace).await;
+            interrupted_end(session_id.clone())
+        }
+        Stop::ConsumerGone => {
+            child.terminate(limits.kill_grace).await;
+            return;
+        }
+    };
+    let end = if interrupting && ctx.cancel.is_cancelled() {
+        interrupted_end(end.session_id.or(session_id))
+    } else {
+        end
+    };
+    ctx.emit(Event::TurnEnd(end)).await;
+}
+
+/// The [`TurnEnd`] of an interrupted turn, as the plugin expects it.
+pub fn interrupted_end(session_id: Option<String>) -> TurnEnd {
+    TurnEnd {
+        success: false,
+        stop_reason: StopReason::Interrupted,
+        session_id,
+        result: None,
+        error: Some("User interrupted".into()),
+    }
+}
+
+async fn failure(
+    ctx: &TurnContext,
+    code: ErrorCode,
+    message: String,
+    child: &ChildProcess,
+    session_id: Option<String>,
+) -> TurnEnd {
+    let tail = child.stderr_tail();
+    ctx.emit(Event::Error(ErrorInfo {
+        code,
+        message: message.clone(),
+        stderr_tail: (!tail.is_empty()).then_some(tail),
+    }))
+    .await;
+    TurnEnd {
+        success: false,
+        stop_reason: StopReason::Error,
+        session_id,
+        result: None,
+        error: Some(message),
+    }
+}

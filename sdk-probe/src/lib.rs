@@ -1,0 +1,1 @@
+//! CLI probe (placeholder, being written).

@@ -1,0 +1,1 @@
+//! bridge facade (being written).

@@ -1,0 +1,1 @@
+//! Mock model server (placeholder, being written).
