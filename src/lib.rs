@@ -1,1 +1,42 @@
-//! bridge facade (being written).
+//! `bridge`: drive every coding-agent CLI as a subprocess and speak one protocol.
+//!
+//! This facade re-exports the workspace crates and registers the built-in providers:
+//!
+//! * [`core`] (`bridge-core`): the event model, wire encoders, request parsing, the
+//!   [`core::Channel`] trait, and the process runner;
+//! * [`permission_mapper`]: unified permission modes ⇄ each provider's settings;
+//! * [`sdk_probe`]: is each CLI installed, where, which version;
+//! * [`claude`]: the Claude Code channel.
+//!
+//! # Example: one turn as a stream of events
+//!
+//! ```no_run
+//! use futures_util::StreamExt;
+//! use bridge::core::channel::{stream_turn, StreamOptions};
+//! use bridge::core::{Event, Request};
+//!
+//! # async fn run() {
+//! let channel = bridge::router().get("claude").expect("registered");
+//! let cancel = tokio_util::sync::CancellationToken::new();
+//! let mut events = stream_turn(channel, Request::from_prompt("hi"), StreamOptions::default(), cancel);
+//! while let Some(event) = events.next().await {
+//!     if let Event::TextDelta { text } = &event {
+//!         print!("{text}");
+//!     }
+//! }
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+use std::sync::Arc;
+
+pub use bridge_channel_claude as claude;
+pub use bridge_core as core;
+pub use permission_mapper;
+pub use sdk_probe;
+
+/// The router with every built-in provider registered.
+pub fn router() -> core::Router {
+    core::Router::new().with(Arc::new(claude::ClaudeChannel::new()))
+}

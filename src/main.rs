@@ -1,1 +1,264 @@
-fn main() {}
+//! The `bridge` command: a thin CLI over the library.
+//!
+//! ```text
+//! bridge <provider> send [PROMPT] [--format markers|jsonl] [--raw] [...]
+//! ```
+//!
+//! Without a prompt argument the request JSON is read from stdin (ai-bridge style). Exit codes:
+//! 0 success (and, in the markers format with a stdin request, a turn failure that was reported
+//! in-band, as ai-bridge does); 1 invalid provider, command or request, or a failed turn;
+//! 2 bad command-line flags; 130 interrupted.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use bridge::core::driver::{SendOptions, SendOutcome, run_send};
+use bridge::core::encode::Format;
+use bridge::core::output::{LineWriter, watch_stdout_closed};
+use bridge::core::redact::Redactor;
+use bridge::core::request::{Request, RequestError, read_request};
+use bridge::core::turn::TurnLimits;
+use clap::Parser;
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+
+/// Drive a coding-agent CLI and stream its turn as ai-bridge markers or JSONL.
+#[derive(Debug, Parser)]
+#[command(
+    name = "bridge",
+    version,
+    about,
+    after_help = "Providers: claude.\nThe request JSON (ai-bridge fields: message, sessionId, cwd, permissionMode, model, reasoningEffort, baseUrl, apiKey, attachments, ...) is read from stdin unless a PROMPT is given."
+)]
+struct Cli {
+    /// Provider key (e.g. `claude`).
+    provider: Option<String>,
+    /// Command (`send`, `sendWithAttachments`).
+    command: Option<String>,
+    /// Prompt text; when absent the request JSON is read from stdin.
+    prompt: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "markers", env = "BRIDGE_FORMAT")]
+    format: FormatArg,
+    /// Include provider-native lines (`raw` events) in JSONL output.
+    #[arg(long)]
+    raw: bool,
+    /// Wall-clock deadline of the turn, in seconds.
+    #[arg(long, value_name = "SECS", env = "BRIDGE_TURN_TIMEOUT")]
+    timeout: Option<u64>,
+    /// Idle deadline (no CLI output), in seconds.
+    #[arg(long, value_name = "SECS", env = "BRIDGE_IDLE_TIMEOUT")]
+    idle_timeout: Option<u64>,
+    /// How long to wait for the request JSON on stdin, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    stdin_timeout: u64,
+    /// Longest CLI output line kept, in bytes (longer ones are skipped with a warning).
+    #[arg(long, value_name = "BYTES")]
+    max_line_bytes: Option<usize>,
+    /// Model (when the request does not name one).
+    #[arg(long)]
+    model: Option<String>,
+    /// Session to resume (when the request does not name one).
+    #[arg(long = "session", value_name = "ID")]
+    session_id: Option<String>,
+    /// Working directory (when the request does not name one).
+    #[arg(long)]
+    cwd: Option<String>,
+    /// Permission mode (when the request does not name one).
+    #[arg(long)]
+    permission_mode: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum FormatArg {
+    Markers,
+    Jsonl,
+}
+
+fn fail_line(error: &str) -> ExitCode {
+    println!("{}", serde_json::json!({"success": false, "error": error}));
+    ExitCode::from(1)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let router = bridge::router();
+    let Some(provider) = cli.provider.clone() else {
+        eprintln!(
+            "usage: bridge <provider> <command> [PROMPT]\nproviders: {}",
+            router.ids().join(", ")
+        );
+        return fail_line("No provider specified");
+    };
+    let Some(channel) = router.get(&provider) else {
+        eprintln!("valid providers: {}", router.ids().join(", "));
+        return fail_line(&format!("Invalid provider: {provider}"));
+    };
+    let Some(command) = cli.command.clone() else {
+        eprintln!("commands of {provider}: {}", channel.commands().join(", "));
+        return fail_line("No command specified");
+    };
+    if !channel.commands().contains(&command.as_str()) {
+        eprintln!(
+            "[COMMAND_ERROR] unknown command; {provider} accepts: {}",
+            channel.commands().join(", ")
+        );
+        return fail_line(&format!(
+            "Unknown {} command: {command}",
+            channel.display_name()
+        ));
+    }
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return fail_line(&format!("cannot start the async runtime: {error}")),
+    };
+    let code = runtime.block_on(send(cli, channel));
+    // Do not wait for detached tasks (a stdin reader blocked on an open pipe).
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    code
+}
+
+async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> ExitCode {
+    let cancel = CancellationToken::new();
+    let stdout_closed = CancellationToken::new();
+    install_signal_handlers(cancel.clone());
+    watch_stdout_closed(cancel.clone(), stdout_closed.clone());
+
+    let from_stdin = cli.prompt.is_empty();
+    let request: Result<Request, RequestError> = if from_stdin {
+        let mut stdin = tokio::io::stdin();
+        if std::io::stdin().is_terminal() {
+            Err(RequestError::Empty)
+        } else {
+            match read_request(&mut stdin, Duration::from_secs(cli.stdin_timeout)).await {
+                Ok(read) => {
+                    spawn_control_reader(stdin, read.rest, cancel.clone());
+                    Ok(read.request)
+                }
+                Err(error) => Err(error),
+            }
+        }
+    } else {
+        Ok(Request::from_prompt(cli.prompt.join(" ")))
+    };
+    let request = request.map(|mut request| {
+        request.model = request.model.or(cli.model.clone());
+        request.session_id = request.session_id.or(cli.session_id.clone());
+        request.cwd = request.cwd.or(cli.cwd.clone().map(Into::into));
+        request.permission_mode = request.permission_mode.or(cli.permission_mode.clone());
+        request
+    });
+
+    let mut redactor = Redactor::new();
+    redactor.add_env(
+        std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+    );
+    if let Ok(request) = &request
+        && let Some(key) = &request.api_key
+    {
+        redactor.add(key.expose());
+    }
+
+    let mut limits = TurnLimits::default();
+    if let Some(secs) = cli.timeout {
+        limits.wall = Duration::from_secs(secs);
+    }
+    if let Some(secs) = cli.idle_timeout {
+        limits.idle = Duration::from_secs(secs);
+    }
+    if let Some(bytes) = cli.max_line_bytes {
+        limits.max_line_bytes = bytes;
+    }
+    let format = match cli.format {
+        FormatArg::Markers => Format::Markers,
+        FormatArg::Jsonl => Format::Jsonl,
+    };
+    let options = SendOptions {
+        format,
+        raw: cli.raw,
+        limits,
+    };
+    let mut writer = LineWriter::new(std::io::stdout().lock(), redactor);
+    let outcome = run_send(channel, request, &options, &mut writer, cancel).await;
+    exit_code(outcome, format, from_stdin, stdout_closed.is_cancelled())
+}
+
+fn exit_code(
+    outcome: SendOutcome,
+    format: Format,
+    from_stdin: bool,
+    stdout_closed: bool,
+) -> ExitCode {
+    if outcome.success {
+        ExitCode::SUCCESS
+    } else if outcome.invalid_request || stdout_closed || outcome.stdout_closed {
+        ExitCode::from(1)
+    } else if outcome.interrupted {
+        ExitCode::from(130)
+    } else if format == Format::Markers && from_stdin {
+        // ai-bridge exits 0 after a reported send error; plugins rely on the in-band error.
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP interrupt the turn (the child group is stopped, end markers and
+/// the final line are still written).
+fn install_signal_handlers(cancel: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        for kind in [
+            SignalKind::interrupt(),
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+        ] {
+            if let Ok(mut stream) = signal(kind) {
+                let cancel = cancel.clone();
+                tokio::spawn(async move {
+                    if stream.recv().await.is_some() {
+                        cancel.cancel();
+                    }
+                });
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        });
+    }
+}
+
+/// Reads control lines that follow the request on stdin: `{"type":"interrupt"}` interrupts.
+fn spawn_control_reader(stdin: tokio::io::Stdin, rest: Vec<u8>, cancel: CancellationToken) {
+    tokio::spawn(async move {
+        let input = tokio::io::AsyncReadExt::chain(std::io::Cursor::new(rest), stdin);
+        let reader = tokio::io::BufReader::new(input);
+        let mut lines = reader.lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<serde_json::Value>(line) {
+                Ok(value) if value.get("type").and_then(|t| t.as_str()) == Some("interrupt") => {
+                    cancel.cancel();
+                }
+                Ok(_) => eprintln!("bridge: ignoring an unknown control message on stdin"),
+                Err(_) => eprintln!("bridge: ignoring a control line that is not JSON"),
+            }
+        }
+    });
+}

@@ -108,6 +108,8 @@ impl Router {
 
 impl std::fmt::Debug for Router {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Router").field("channels", &self.ids()).finish()
+        f.debug_struct("Router")
+            .field("channels", &self.ids())
+            .finish()
     }
 }

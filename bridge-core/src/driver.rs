@@ -122,7 +122,10 @@ pub async fn run_send<W: Write>(
             Event::Error(_) => error_seen = true,
             Event::TurnEnd(end) => {
                 if !end.success && !error_seen && end.stop_reason != StopReason::Interrupted {
-                    let message = end.error.clone().unwrap_or_else(|| "the turn failed".into());
+                    let message = end
+                        .error
+                        .clone()
+                        .unwrap_or_else(|| "the turn failed".into());
                     write(&Event::error(ErrorCode::Provider, message), &mut outcome);
                 }
                 outcome.success = end.success;
@@ -142,8 +145,14 @@ pub async fn run_send<W: Write>(
     drop(receiver);
     let _ = task.await;
     if !ended {
-        let message = format!("internal error: the {} channel ended without a result", channel.id());
-        write(&Event::error(ErrorCode::Internal, message.clone()), &mut outcome);
+        let message = format!(
+            "internal error: the {} channel ended without a result",
+            channel.id()
+        );
+        write(
+            &Event::error(ErrorCode::Internal, message.clone()),
+            &mut outcome,
+        );
         write(
             &Event::TurnEnd(TurnEnd {
                 success: false,

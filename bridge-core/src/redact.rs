@@ -76,8 +76,14 @@ mod tests {
     #[test]
     fn env_secrets_are_collected_by_name() {
         let mut r = Redactor::new();
-        r.add_env([("ANTHROPIC_API_KEY", "sk-ant-secret-1"), ("HOME", "/root/home-dir")]);
-        assert_eq!(r.redact("sk-ant-secret-1 in /root/home-dir"), "[redacted] in /root/home-dir");
+        r.add_env([
+            ("ANTHROPIC_API_KEY", "sk-ant-secret-1"),
+            ("HOME", "/root/home-dir"),
+        ]);
+        assert_eq!(
+            r.redact("sk-ant-secret-1 in /root/home-dir"),
+            "[redacted] in /root/home-dir"
+        );
         r.add("short");
         assert_eq!(r.redact("short"), "short");
     }

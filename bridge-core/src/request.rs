@@ -213,7 +213,8 @@ fn parse_attachments(value: Option<Value>) -> Result<Vec<Attachment>, RequestErr
             if let Some(path) = take_string(&mut item, "path")? {
                 return Ok(Attachment::LocalImage { path: path.into() });
             }
-            let data = take_string(&mut item, "data")?.ok_or(wrong("an object without `data` or `path`"))?;
+            let data = take_string(&mut item, "data")?
+                .ok_or(wrong("an object without `data` or `path`"))?;
             let media_type = take_string(&mut item, "mediaType")?
                 .or_else(|| data_url_media_type(&data))
                 .unwrap_or_else(|| "application/octet-stream".into());
@@ -408,7 +409,13 @@ mod tests {
             "request field `cwd` must be a string, got a number"
         );
         let err = Request::from_json(br#"{"message":["hi"]}"#).unwrap_err();
-        assert!(matches!(err, RequestError::WrongType { field: "message", .. }));
+        assert!(matches!(
+            err,
+            RequestError::WrongType {
+                field: "message",
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -421,7 +428,10 @@ mod tests {
             Request::from_json(b"[1]").unwrap_err(),
             RequestError::NotAnObject("an array")
         );
-        assert_eq!(Request::from_json(b"  \n").unwrap_err(), RequestError::Empty);
+        assert_eq!(
+            Request::from_json(b"  \n").unwrap_err(),
+            RequestError::Empty
+        );
         assert!(matches!(
             Request::from_json(b"{\"message\":").unwrap_err(),
             RequestError::Malformed(_)
@@ -464,13 +474,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(req.attachments.len(), 3);
-        assert!(matches!(&req.attachments[2], Attachment::Inline { media_type, .. } if media_type == "image/jpeg"));
+        assert!(
+            matches!(&req.attachments[2], Attachment::Inline { media_type, .. } if media_type == "image/jpeg")
+        );
     }
 
     #[tokio::test]
     async fn reads_without_newline_and_keeps_what_follows() {
         let mut input: &[u8] = b"{\"message\":\"hi\"}{\"type\":\"interrupt\"}\n";
-        let read = read_request(&mut input, Duration::from_secs(1)).await.unwrap();
+        let read = read_request(&mut input, Duration::from_secs(1))
+            .await
+            .unwrap();
         assert_eq!(read.request.message, "hi");
         assert_eq!(read.rest, b"{\"type\":\"interrupt\"}\n");
     }
@@ -490,7 +504,9 @@ mod tests {
         tokio::io::AsyncWriteExt::write_all(&mut writer, b"{\"message\":\"open\"}")
             .await
             .unwrap();
-        let read = read_request(&mut reader, Duration::from_secs(5)).await.unwrap();
+        let read = read_request(&mut reader, Duration::from_secs(5))
+            .await
+            .unwrap();
         assert_eq!(read.request.message, "open");
         drop(writer);
     }

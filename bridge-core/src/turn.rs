@@ -193,7 +193,9 @@ pub async fn run_process_turn(
         && turn.command.stdin == StdinMode::Piped
     {
         if !turn.stdin_payload.is_empty() {
-            let _ = tx.send(StdinCommand::Write(turn.stdin_payload.clone())).await;
+            let _ = tx
+                .send(StdinCommand::Write(turn.stdin_payload.clone()))
+                .await;
         }
         if turn.close_stdin == CloseStdin::AfterPayload {
             let _ = tx.send(StdinCommand::Close).await;
@@ -333,7 +335,14 @@ pub async fn run_process_turn(
                     let message = format!(
                         "{provider} exited ({how}) before finishing the turn: no terminal event was received"
                     );
-                    failure(&ctx, ErrorCode::ExitedEarly, message, &child, session_id.clone()).await
+                    failure(
+                        &ctx,
+                        ErrorCode::ExitedEarly,
+                        message,
+                        &child,
+                        session_id.clone(),
+                    )
+                    .await
                 }
             }
         }
@@ -343,7 +352,14 @@ pub async fn run_process_turn(
                 "{provider} printed nothing for {} s (idle deadline); stopped it",
                 limits.idle.as_secs()
             );
-            failure(&ctx, ErrorCode::IdleTimeout, message, &child, session_id.clone()).await
+            failure(
+                &ctx,
+                ErrorCode::IdleTimeout,
+                message,
+                &child,
+                session_id.clone(),
+            )
+            .await
         }
         Stop::Wall => {
             child.terminate(limits.kill_grace).await;
@@ -351,7 +367,14 @@ pub async fn run_process_turn(
                 "{provider} ran longer than {} s (wall-clock deadline); stopped it",
                 limits.wall.as_secs()
             );
-            failure(&ctx, ErrorCode::WallTimeout, message, &child, session_id.clone()).await
+            failure(
+                &ctx,
+                ErrorCode::WallTimeout,
+                message,
+                &child,
+                session_id.clone(),
+            )
+            .await
         }
         Stop::Interrupted => {
             child.terminate(limits.kill_grace).await;

@@ -64,9 +64,24 @@ mod tests {
     fn lines_carry_version_and_sequence() {
         let mut encoder = JsonlEncoder::new(false);
         let mut out = Vec::new();
-        encoder.encode(&Event::TurnStart { provider: "claude".into() }, &mut out);
-        encoder.encode(&Event::Message { message: Value::Null }, &mut out);
-        encoder.encode(&Event::TextDelta { text: "a\nb".into() }, &mut out);
+        encoder.encode(
+            &Event::TurnStart {
+                provider: "claude".into(),
+            },
+            &mut out,
+        );
+        encoder.encode(
+            &Event::Message {
+                message: Value::Null,
+            },
+            &mut out,
+        );
+        encoder.encode(
+            &Event::TextDelta {
+                text: "a\nb".into(),
+            },
+            &mut out,
+        );
         encoder.encode(
             &Event::TurnEnd(TurnEnd {
                 success: true,
@@ -89,6 +104,9 @@ mod tests {
         let mut encoder = JsonlEncoder::new(true);
         let mut out = Vec::new();
         encoder.encode(&Event::Raw { line: "x".into() }, &mut out);
-        assert_eq!(out, vec![r#"{"v":1,"seq":0,"type":"raw","line":"x"}"#.to_string()]);
+        assert_eq!(
+            out,
+            vec![r#"{"v":1,"seq":0,"type":"raw","line":"x"}"#.to_string()]
+        );
     }
 }

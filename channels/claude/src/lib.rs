@@ -1,1 +1,247 @@
-//! Claude Code channel (being written).
+//! The Claude Code channel.
+//!
+//! How it launches the CLI (facts: `shared/reference/real-clis-anthropic-gemini.md` §2):
+//!
+//! ```text
+//! claude -p --input-format stream-json --output-format stream-json --verbose
+//!        --include-partial-messages [--resume <sessionId>] [--model <m>]
+//!        --permission-mode <mapped> [--effort <level>] [--append-system-prompt <agentPrompt>]
+//! ```
+//!
+//! * the prompt goes to stdin as one stream-json user message, never into argv;
+//! * stdin stays open until the `result` line (then closing it makes the CLI exit), so an
+//!   interrupt can be sent as a stream-json `control_request`;
+//! * `baseUrl` / `apiKey` from the request become `ANTHROPIC_BASE_URL` / `ANTHROPIC_API_KEY`
+//!   for the child only;
+//! * `bypassPermissions` as root needs `IS_SANDBOX=1`, which the channel sets and reports.
+//!
+//! The output is normalized by [`normalize::ClaudeNormalizer`].
+
+#![deny(missing_docs)]
+
+pub mod normalize;
+
+use std::path::PathBuf;
+
+use base64::Engine as _;
+use bridge_core::channel::Channel;
+use bridge_core::event::{ErrorCode, ErrorInfo, Event};
+use bridge_core::process::{CommandSpec, StdinMode};
+use bridge_core::request::{Attachment, Request};
+use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext, run_process_turn};
+use futures_util::future::BoxFuture;
+use permission_mapper::{RequestedMode, claude as claude_mode};
+use serde_json::{Value, json};
+
+pub use normalize::ClaudeNormalizer;
+
+/// Provider key.
+pub const ID: &str = "claude";
+
+/// The npm package that installs the CLI.
+pub const NPM_PACKAGE: &str = "@anthropic-ai/claude-code";
+
+/// Claude Code versions this channel is tested against (inclusive).
+pub const TESTED_VERSIONS: (&str, &str) = ("2.1.197", "2.1.332");
+
+/// Reasoning efforts `--effort` accepts.
+const EFFORTS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
+
+/// The Claude Code channel.
+#[derive(Debug, Default, Clone)]
+pub struct ClaudeChannel;
+
+impl ClaudeChannel {
+    /// The channel.
+    pub fn new() -> Self {
+        ClaudeChannel
+    }
+}
+
+/// Where the `claude` executable is: `CLAUDE_CODE_PATH` / `CLAUDE_BIN`, then PATH.
+pub fn resolve_cli() -> Option<PathBuf> {
+    for var in ["CLAUDE_CODE_PATH", "CLAUDE_BIN"] {
+        if let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) {
+            return Some(PathBuf::from(path));
+        }
+    }
+    which::which("claude").ok()
+}
+
+/// The stream-json user message carrying the prompt (and images) for stdin.
+pub fn user_message(request: &Request) -> Result<String, String> {
+    let mut blocks = Vec::new();
+    for attachment in &request.attachments {
+        match attachment {
+            Attachment::Inline {
+                media_type, data, ..
+            } => {
+                let data = match data.split_once(";base64,") {
+                    Some((_, payload)) if data.starts_with("data:") => payload,
+                    _ => data.as_str(),
+                };
+                blocks.push(image_block(media_type, data));
+            }
+            Attachment::LocalImage { path } => {
+                let bytes = std::fs::read(path)
+                    .map_err(|e| format!("cannot read attachment {}: {e}", path.display()))?;
+                let media_type = match path.extension().and_then(|e| e.to_str()) {
+                    Some("png") => "image/png",
+                    Some("gif") => "image/gif",
+                    Some("webp") => "image/webp",
+                    _ => "image/jpeg",
+                };
+                let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+                blocks.push(image_block(media_type, &data));
+            }
+        }
+    }
+    let content = if blocks.is_empty() {
+        Value::String(request.message.clone())
+    } else {
+        blocks.push(json!({"type": "text", "text": request.message}));
+        Value::Array(blocks)
+    };
+    let line = json!({
+        "type": "user",
+        "message": {"role": "user", "content": content},
+        "parent_tool_use_id": null,
+        "session_id": "",
+    });
+    Ok(format!("{line}\n"))
+}
+
+fn image_block(media_type: &str, data: &str) -> Value {
+    if media_type.starts_with("image/") {
+        json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+    } else {
+        json!({"type": "document", "source": {"type": "base64", "media_type": media_type, "data": data}})
+    }
+}
+
+/// The stream-json control request that interrupts the running turn.
+pub const INTERRUPT_REQUEST: &str = "{\"type\":\"control_request\",\"request_id\":\"bridge-interrupt\",\"request\":{\"subtype\":\"interrupt\"}}\n";
+
+fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    #[cfg(unix)]
+    return unsafe { libc::geteuid() } == 0;
+    #[cfg(not(unix))]
+    false
+}
+
+/// Builds the process for one turn, plus warnings about what could not be honoured exactly.
+pub fn build_turn(
+    program: PathBuf,
+    request: &Request,
+) -> Result<(ProcessTurn, Vec<Event>), String> {
+    let mut warnings = Vec::new();
+    let mut command = CommandSpec::new(program);
+    for arg in [
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--include-partial-messages",
+    ] {
+        command.arg(arg);
+    }
+    if let Some(id) = &request.session_id {
+        command.arg("--resume").arg(id);
+    }
+    if let Some(model) = &request.model {
+        command.arg("--model").arg(model);
+    }
+    let requested = RequestedMode::from_option(request.permission_mode.as_deref());
+    let effective = claude_mode::effective(
+        &requested,
+        claude_mode::ClaudeContext {
+            running_as_root: running_as_root(),
+        },
+    );
+    for arg in effective.settings.args() {
+        command.arg(arg);
+    }
+    for (key, value) in effective.settings.env() {
+        command.env(key, value);
+    }
+    for note in &effective.notes {
+        warnings.push(Event::warning("permission_mode", note.message.clone()));
+    }
+    if let Some(effort) = &request.reasoning_effort {
+        if EFFORTS.contains(&effort.as_str()) {
+            command.arg("--effort").arg(effort);
+        } else {
+            warnings.push(Event::warning(
+                "reasoning_effort",
+                format!("reasoningEffort `{effort}` is not one of {EFFORTS:?}; ignored"),
+            ));
+        }
+    }
+    if let Some(prompt) = &request.agent_prompt {
+        command.arg("--append-system-prompt").arg(prompt);
+    }
+    if request.disable_thinking {
+        command.env("MAX_THINKING_TOKENS", "0");
+    }
+    if let Some(url) = &request.base_url {
+        command.env("ANTHROPIC_BASE_URL", url);
+    }
+    if let Some(key) = &request.api_key {
+        command.env("ANTHROPIC_API_KEY", key.expose());
+    }
+    command.cwd = request.cwd.clone();
+    command.stdin = StdinMode::Piped;
+    let turn = ProcessTurn {
+        provider: ID.into(),
+        command,
+        stdin_payload: user_message(request)?.into_bytes(),
+        close_stdin: CloseStdin::AfterTurnEnd,
+        interrupt_payload: Some(INTERRUPT_REQUEST.as_bytes().to_vec()),
+    };
+    Ok((turn, warnings))
+}
+
+impl Channel for ClaudeChannel {
+    fn id(&self) -> &'static str {
+        ID
+    }
+
+    fn display_name(&self) -> &'static str {
+        "Claude Code"
+    }
+
+    fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let Some(program) = resolve_cli() else {
+                let info = ErrorInfo {
+                    code: ErrorCode::CliNotFound,
+                    message: format!(
+                        "Claude Code CLI (`claude`) not found on PATH or in the usual install directories; install it with `npm i -g {NPM_PACKAGE}` or set CLAUDE_CODE_PATH"
+                    ),
+                    stderr_tail: None,
+                };
+                ctx.fail(info, request.session_id.clone()).await;
+                return;
+            };
+            let (turn, warnings) = match build_turn(program, &request) {
+                Ok(built) => built,
+                Err(message) => {
+                    let info = ErrorInfo {
+                        code: ErrorCode::InvalidRequest,
+                        message,
+                        stderr_tail: None,
+                    };
+                    ctx.fail(info, request.session_id.clone()).await;
+                    return;
+                }
+            };
+            for warning in warnings {
+                ctx.emit(warning).await;
+            }
+            run_process_turn(turn, Box::new(ClaudeNormalizer::new()), ctx).await;
+        })
+    }
+}

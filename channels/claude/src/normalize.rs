@@ -1,0 +1,532 @@
+//! Claude Code `stream-json` output → [`Event`]s.
+//!
+//! Facts this relies on (Claude Code 2.1.197, `--verbose --include-partial-messages`):
+//!
+//! * every line is one JSON object with a `type`; key order changed across versions, so lines
+//!   are parsed, never prefix-matched;
+//! * `system/init` carries the session id first; every later line repeats it;
+//! * text and thinking arrive as `stream_event` deltas; the `assistant` line of each content
+//!   block repeats the whole block (one line per block, all with the same message id);
+//! * after a mid-stream API error the CLI silently retries *without* streaming, so a block can
+//!   arrive only as an `assistant` snapshot: the part not yet streamed is filled in as a delta;
+//! * API errors end in a synthetic assistant message plus a `result` with `is_error:true` and,
+//!   confusingly, `subtype:"success"`: `is_error` decides;
+//! * lines with a non-null `parent_tool_use_id` belong to sub-agents and are not shown, as in
+//!   ai-bridge.
+
+use bridge_core::event::{
+    ErrorCode, Event, FileDiff, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse,
+    TurnEnd, Usage, UsageScope,
+};
+use bridge_core::turn::Normalizer;
+use serde_json::Value;
+
+/// Normalizer state for one Claude Code process.
+#[derive(Debug, Default)]
+pub struct ClaudeNormalizer {
+    session_id: Option<String>,
+    emitted_session_id: Option<String>,
+    message: MessageFill,
+    usage: Usage0,
+}
+
+/// Text and thinking of the current API message: what was streamed as deltas and what the
+/// block snapshots said, so a snapshot's unstreamed tail can be filled in.
+#[derive(Debug, Default)]
+struct MessageFill {
+    id: Option<String>,
+    text_streamed: String,
+    text_snapshot: String,
+    thinking_streamed: String,
+    thinking_snapshot: String,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Usage0 {
+    input: u64,
+    cache_creation: u64,
+    cache_read: u64,
+}
+
+fn u64_at(value: &Value, key: &str) -> u64 {
+    value.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+/// Normalized kind of a Claude Code tool.
+///
+/// ```
+/// use bridge_channel_claude::normalize::tool_kind;
+/// use bridge_core::event::ToolKind;
+/// assert_eq!(tool_kind("Bash"), ToolKind::Execute);
+/// assert_eq!(tool_kind("mcp__fs__read_file"), ToolKind::Other);
+/// ```
+pub fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "Read" | "NotebookRead" | "BashOutput" | "TaskOutput" => ToolKind::Read,
+        "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => ToolKind::Edit,
+        "Bash" | "KillShell" | "KillBash" => ToolKind::Execute,
+        "Grep" | "Glob" | "LS" | "ToolSearch" => ToolKind::Search,
+        "WebFetch" | "WebSearch" => ToolKind::Fetch,
+        "TodoWrite" | "Task" | "Agent" | "TaskCreate" | "TaskUpdate" => ToolKind::Think,
+        "ExitPlanMode" | "EnterPlanMode" => ToolKind::SwitchMode,
+        _ => ToolKind::Other,
+    }
+}
+
+/// The file change described by an Edit/Write-style tool input.
+fn tool_diff(name: &str, input: &Value) -> Option<FileDiff> {
+    let path = str_at(input, "file_path").or_else(|| str_at(input, "notebook_path"))?;
+    let (old_text, new_text) = match name {
+        "Edit" => (
+            str_at(input, "old_string").map(str::to_string),
+            str_at(input, "new_string").map(str::to_string),
+        ),
+        "Write" => (None, str_at(input, "content").map(str::to_string)),
+        "NotebookEdit" => (None, str_at(input, "new_source").map(str::to_string)),
+        "MultiEdit" => {
+            let edits = input.get("edits").and_then(Value::as_array)?;
+            let join = |key: &str| {
+                edits
+                    .iter()
+                    .filter_map(|e| str_at(e, key))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            (Some(join("old_string")), Some(join("new_string")))
+        }
+        _ => return None,
+    };
+    Some(FileDiff {
+        path: path.to_string(),
+        old_text,
+        new_text,
+    })
+}
+
+/// Appends the part of `snapshot` not yet covered by `streamed` as a delta.
+fn fill_tail(
+    streamed: &mut String,
+    snapshot: &str,
+    delta: impl Fn(String) -> Event,
+    out: &mut Vec<Event>,
+) {
+    if let Some(tail) = snapshot.strip_prefix(streamed.as_str()) {
+        if !tail.is_empty() {
+            out.push(delta(tail.to_string()));
+            streamed.push_str(tail);
+        }
+    } else if !streamed.starts_with(snapshot) {
+        // The snapshot disagrees with what was streamed (a retried response that differs):
+        // start a new segment with the full snapshot rather than splicing mismatched text.
+        out.push(Event::BlockReset);
+        out.push(delta(snapshot.to_string()));
+        *streamed = snapshot.to_string();
+    }
+}
+
+impl ClaudeNormalizer {
+    /// A fresh normalizer.
+    pub fn new() -> Self {
+        ClaudeNormalizer::default()
+    }
+
+    fn note_session(&mut self, line: &Value, out: &mut Vec<Event>) {
+        let Some(id) = str_at(line, "session_id").filter(|id| !id.is_empty()) else {
+            return;
+        };
+        if self.emitted_session_id.as_deref() != Some(id) {
+            self.emitted_session_id = Some(id.to_string());
+            out.push(Event::SessionId { id: id.to_string() });
+        }
+        self.session_id = Some(id.to_string());
+    }
+
+    fn start_message(&mut self, id: Option<&str>) {
+        self.message = MessageFill {
+            id: id.map(str::to_string),
+            ..MessageFill::default()
+        };
+    }
+
+    fn system(&mut self, line: &Value, out: &mut Vec<Event>) {
+        match str_at(line, "subtype") {
+            Some("init") => out.push(Event::Message {
+                message: line.clone(),
+            }),
+            Some("api_retry") => {
+                let attempt = line
+                    .get("attempt")
+                    .and_then(Value::as_u64)
+                    .map(|a| a as u32);
+                let max = line
+                    .get("max_retries")
+                    .and_then(Value::as_u64)
+                    .map(|a| a as u32);
+                let status = line
+                    .get("error_status")
+                    .and_then(Value::as_u64)
+                    .map(|s| format!("HTTP {s}"))
+                    .unwrap_or_else(|| "an API error".into());
+                let kind = str_at(line, "error").unwrap_or("error");
+                out.push(Event::Status(Status {
+                    kind: StatusKind::Retry,
+                    message: format!(
+                        "Retrying after {status} ({kind}), attempt {}/{}",
+                        attempt.unwrap_or(0),
+                        max.unwrap_or(0)
+                    ),
+                    attempt,
+                    max_attempts: max,
+                }));
+            }
+            Some("status") if str_at(line, "status") == Some("requesting") => {
+                out.push(Event::Status(Status {
+                    kind: StatusKind::Requesting,
+                    message: "Waiting for the model".into(),
+                    attempt: None,
+                    max_attempts: None,
+                }));
+            }
+            _ => {}
+        }
+    }
+
+    fn stream_event(&mut self, line: &Value, out: &mut Vec<Event>) {
+        let Some(event) = line.get("event") else {
+            return;
+        };
+        match str_at(event, "type") {
+            Some("message_start") => {
+                let message = event.get("message");
+                self.start_message(message.and_then(|m| str_at(m, "id")));
+                if let Some(usage) = message.and_then(|m| m.get("usage")) {
+                    self.usage = Usage0 {
+                        input: u64_at(usage, "input_tokens"),
+                        cache_creation: u64_at(usage, "cache_creation_input_tokens"),
+                        cache_read: u64_at(usage, "cache_read_input_tokens"),
+                    };
+                }
+                out.push(Event::BlockReset);
+            }
+            Some("content_block_delta") => {
+                let Some(delta) = event.get("delta") else {
+                    return;
+                };
+                match str_at(delta, "type") {
+                    Some("text_delta") => {
+                        if let Some(text) = str_at(delta, "text").filter(|t| !t.is_empty()) {
+                            self.message.text_streamed.push_str(text);
+                            out.push(Event::TextDelta { text: text.into() });
+                        }
+                    }
+                    Some("thinking_delta") => {
+                        if let Some(text) = str_at(delta, "thinking").filter(|t| !t.is_empty()) {
+                            self.message.thinking_streamed.push_str(text);
+                            out.push(Event::ThinkingDelta { text: text.into() });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Some("message_delta") => {
+                let usage = event.get("usage");
+                let output = usage.map(|u| u64_at(u, "output_tokens")).unwrap_or(0);
+                let input = usage
+                    .map(|u| u64_at(u, "input_tokens"))
+                    .filter(|n| *n > 0)
+                    .unwrap_or(self.usage.input);
+                out.push(Event::Usage(Usage {
+                    scope: UsageScope::Message,
+                    input_tokens: input,
+                    output_tokens: output,
+                    cache_read_input_tokens: self.usage.cache_read,
+                    cache_creation_input_tokens: self.usage.cache_creation,
+                    reasoning_tokens: None,
+                    cost_usd: None,
+                }));
+            }
+            _ => {}
+        }
+    }
+
+    fn assistant(&mut self, line: &Value, out: &mut Vec<Event>) {
+        let Some(message) = line.get("message") else {
+            return;
+        };
+        // API errors come as a synthetic message whose text repeats the error; the `result`
+        // line reports it as the turn's error instead.
+        if line.get("error").is_some() && str_at(message, "model") == Some("<synthetic>") {
+            return;
+        }
+        let id = str_at(message, "id");
+        if id.is_some() && id != self.message.id.as_deref() {
+            // A message that was not streamed (the CLI's non-streaming retry): new segment.
+            self.start_message(id);
+            out.push(Event::BlockReset);
+        }
+        let Some(content) = message.get("content").and_then(Value::as_array) else {
+            return;
+        };
+        let has_tool_use = content
+            .iter()
+            .any(|b| str_at(b, "type") == Some("tool_use"));
+        if has_tool_use {
+            out.push(Event::Message {
+                message: line.clone(),
+            });
+        }
+        for block in content {
+            match str_at(block, "type") {
+                Some("text") => {
+                    let text = str_at(block, "text").unwrap_or_default();
+                    let fill = &mut self.message;
+                    fill.text_snapshot.push_str(text);
+                    fill_tail(
+                        &mut fill.text_streamed,
+                        &fill.text_snapshot,
+                        |text| Event::TextDelta { text },
+                        out,
+                    );
+                }
+                Some("thinking") => {
+                    let text = str_at(block, "thinking").unwrap_or_default();
+                    let fill = &mut self.message;
+                    fill.thinking_snapshot.push_str(text);
+                    fill_tail(
+                        &mut fill.thinking_streamed,
+                        &fill.thinking_snapshot,
+                        |text| Event::ThinkingDelta { text },
+                        out,
+                    );
+                }
+                Some("tool_use") => {
+                    let name = str_at(block, "name").unwrap_or_default().to_string();
+                    let input = block.get("input").cloned().unwrap_or(Value::Null);
+                    out.push(Event::ToolUse(ToolUse {
+                        id: str_at(block, "id").unwrap_or_default().to_string(),
+                        kind: tool_kind(&name),
+                        diff: tool_diff(&name, &input),
+                        name,
+                        input,
+                    }));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn user(&mut self, line: &Value, out: &mut Vec<Event>) {
+        let Some(content) = line
+            .get("message")
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_array)
+        else {
+            return;
+        };
+        let results: Vec<&Value> = content
+            .iter()
+            .filter(|b| str_at(b, "type") == Some("tool_result"))
+            .collect();
+        if results.is_empty() {
+            return;
+        }
+        out.push(Event::Message {
+            message: line.clone(),
+        });
+        for block in results {
+            out.push(Event::ToolResult(ToolResult {
+                tool_use_id: str_at(block, "tool_use_id").unwrap_or_default().to_string(),
+                content: block.get("content").cloned().unwrap_or(Value::Null),
+                is_error: block
+                    .get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            }));
+        }
+    }
+
+    fn result(&mut self, line: &Value, out: &mut Vec<Event>) {
+        out.push(Event::Message {
+            message: line.clone(),
+        });
+        if let Some(usage) = line.get("usage") {
+            out.push(Event::Usage(Usage {
+                scope: UsageScope::Turn,
+                input_tokens: u64_at(usage, "input_tokens"),
+                output_tokens: u64_at(usage, "output_tokens"),
+                cache_read_input_tokens: u64_at(usage, "cache_read_input_tokens"),
+                cache_creation_input_tokens: u64_at(usage, "cache_creation_input_tokens"),
+                reasoning_tokens: None,
+                cost_usd: line.get("total_cost_usd").and_then(Value::as_f64),
+            }));
+        }
+        for denial in line
+            .get("permission_denials")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let tool = str_at(denial, "tool_name").unwrap_or("a tool");
+            out.push(Event::warning(
+                "permission_denied",
+                format!("permission to use {tool} was denied"),
+            ));
+        }
+        let is_error = line
+            .get("is_error")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+            || str_at(line, "subtype").is_some_and(|s| s != "success");
+        let text = str_at(line, "result").filter(|t| !t.is_empty());
+        if is_error {
+            let errors: Vec<&str> = line
+                .get("errors")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let message = text
+                .map(str::to_string)
+                .or_else(|| (!errors.is_empty()).then(|| errors.join("\n")))
+                .unwrap_or_else(|| {
+                    format!(
+                        "Claude Code reported an error ({})",
+                        str_at(line, "subtype").unwrap_or("unknown")
+                    )
+                });
+            out.push(Event::error(ErrorCode::Provider, message.clone()));
+            out.push(Event::TurnEnd(TurnEnd {
+                success: false,
+                stop_reason: StopReason::Error,
+                session_id: self.session_id.clone(),
+                result: None,
+                error: Some(message),
+            }));
+        } else {
+            out.push(Event::TurnEnd(TurnEnd {
+                success: true,
+                stop_reason: str_at(line, "stop_reason")
+                    .map(StopReason::from_provider)
+                    .unwrap_or(StopReason::EndTurn),
+                session_id: self.session_id.clone(),
+                result: text.map(str::to_string),
+                error: None,
+            }));
+        }
+    }
+}
+
+impl Normalizer for ClaudeNormalizer {
+    fn line(&mut self, line: &str, out: &mut Vec<Event>) {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            return;
+        }
+        let value: Value = match serde_json::from_str(trimmed) {
+            Ok(value @ Value::Object(_)) => value,
+            _ => {
+                let shown: String = trimmed.chars().take(200).collect();
+                out.push(Event::warning(
+                    "unparsed_line",
+                    format!("claude printed a line that is not a JSON event: {shown}"),
+                ));
+                return;
+            }
+        };
+        let from_subagent = value
+            .get("parent_tool_use_id")
+            .is_some_and(|p| !p.is_null());
+        self.note_session(&value, out);
+        match str_at(&value, "type") {
+            Some("system") => self.system(&value, out),
+            Some("stream_event") if !from_subagent => self.stream_event(&value, out),
+            Some("assistant") if !from_subagent => self.assistant(&value, out),
+            Some("user") if !from_subagent => self.user(&value, out),
+            Some("result") => self.result(&value, out),
+            _ => {}
+        }
+    }
+
+    fn session_id(&self) -> Option<String> {
+        self.session_id.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(lines: &[&str]) -> Vec<Event> {
+        let mut normalizer = ClaudeNormalizer::new();
+        let mut out = Vec::new();
+        for line in lines {
+            normalizer.line(line, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn unstreamed_snapshot_tail_is_filled_in() {
+        let events = run(&[
+            r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello "}},"parent_tool_use_id":null}"#,
+            r#"{"type":"assistant","message":{"id":"m2","content":[{"type":"text","text":"Hello from the mock model."}]},"parent_tool_use_id":null}"#,
+        ]);
+        let text: String = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TextDelta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        // m2 is a different (retried, non-streamed) message: its whole text is shown after a reset.
+        assert_eq!(text, "Hello Hello from the mock model.");
+        assert!(events.iter().filter(|e| **e == Event::BlockReset).count() >= 1);
+
+        let events = run(&[
+            r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Hello"}]},"parent_tool_use_id":null}"#,
+        ]);
+        assert_eq!(events.last(), Some(&Event::TextDelta { text: "lo".into() }));
+    }
+
+    #[test]
+    fn is_error_wins_over_subtype_success() {
+        let events = run(&[
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"Invalid API key · Fix external API key","session_id":"s"}"#,
+        ]);
+        let Some(Event::TurnEnd(end)) = events.last() else {
+            panic!("no turn end: {events:?}");
+        };
+        assert!(!end.success);
+        assert_eq!(
+            end.error.as_deref(),
+            Some("Invalid API key · Fix external API key")
+        );
+    }
+
+    #[test]
+    fn subagent_lines_are_hidden() {
+        let events = run(&[
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}},"parent_tool_use_id":"toolu_1"}"#,
+        ]);
+        assert!(events.is_empty(), "{events:?}");
+    }
+
+    #[test]
+    fn garbage_is_a_warning_not_a_panic() {
+        let events = run(&["not json \u{fffd}", "[1,2]", "{\"type\":"]);
+        assert_eq!(events.len(), 3);
+        assert!(
+            events
+                .iter()
+                .all(|e| matches!(e, Event::Warning { code, .. } if code == "unparsed_line"))
+        );
+    }
+}
