@@ -1,1 +1,0 @@
-//! Shared helpers of the end-to-end tests (being written).
