@@ -9,6 +9,10 @@
 //! | bypassPermissions | `bypassPermissions` | yes |
 //! | yolo | `bypassPermissions` | yes |
 //!
+//! Reading back ([`from_provider`], for the `permissionMode` of Claude's `init` event) is the
+//! identity on the four shared names; the CLI's own `dontAsk` reads back as `sandbox` and `auto`
+//! as `default`.
+//!
 //! **Root.** Claude Code refuses `bypassPermissions` when it runs as root ("cannot be used with
 //! root/sudo privileges") unless `IS_SANDBOX=1` is set. When the caller says it runs as root
 //! ([`ClaudeContext::running_as_root`]), [`ClaudeSettings::needs_sandbox_env`] is `true` and
@@ -39,7 +43,7 @@ pub const PROVIDER: &str = "claude";
 pub const SANDBOX_ENV: (&str, &str) = ("IS_SANDBOX", "1");
 
 /// A value of the Claude CLI's `--permission-mode` flag (and of `permissionMode` in its `init`
-/// event).
+/// event). [`to_provider`] only produces the first four.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ClaudeMode {
@@ -51,6 +55,10 @@ pub enum ClaudeMode {
     Plan,
     /// `bypassPermissions`: never ask.
     BypassPermissions,
+    /// `dontAsk`: never ask, deny whatever is not pre-approved. Read back only; never produced.
+    DontAsk,
+    /// `auto`: a classifier decides instead of asking. Read back only; never produced.
+    Auto,
 }
 
 impl ClaudeMode {
@@ -61,16 +69,32 @@ impl ClaudeMode {
             ClaudeMode::AcceptEdits => "acceptEdits",
             ClaudeMode::Plan => "plan",
             ClaudeMode::BypassPermissions => "bypassPermissions",
+            ClaudeMode::DontAsk => "dontAsk",
+            ClaudeMode::Auto => "auto",
         }
     }
 
-    /// The unified mode this Claude mode corresponds to (the identity on the shared names).
+    /// Every value the CLI accepts (its `--permission-mode` choices).
+    pub const ALL: [ClaudeMode; 6] = [
+        ClaudeMode::Default,
+        ClaudeMode::AcceptEdits,
+        ClaudeMode::Plan,
+        ClaudeMode::BypassPermissions,
+        ClaudeMode::DontAsk,
+        ClaudeMode::Auto,
+    ];
+
+    /// The unified mode this Claude mode corresponds to: the identity on the shared names;
+    /// `dontAsk` (nothing unapproved runs, nothing asks) reads back as `sandbox`, and `auto`
+    /// (a classifier still guards each action) as `default`. Both are lossy.
     pub const fn to_unified(self) -> PermissionMode {
         match self {
             ClaudeMode::Default => PermissionMode::Default,
             ClaudeMode::AcceptEdits => PermissionMode::AcceptEdits,
             ClaudeMode::Plan => PermissionMode::Plan,
             ClaudeMode::BypassPermissions => PermissionMode::BypassPermissions,
+            ClaudeMode::DontAsk => PermissionMode::Sandbox,
+            ClaudeMode::Auto => PermissionMode::Default,
         }
     }
 }
@@ -84,17 +108,12 @@ impl fmt::Display for ClaudeMode {
 impl FromStr for ClaudeMode {
     type Err = ParseError;
 
-    /// Case-insensitive; only the four CLI values (not `autoEdit`, not `sandbox`).
+    /// Case-insensitive; only the CLI's own values (not `autoEdit`, `sandbox` or `yolo`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [
-            ClaudeMode::Default,
-            ClaudeMode::AcceptEdits,
-            ClaudeMode::Plan,
-            ClaudeMode::BypassPermissions,
-        ]
-        .into_iter()
-        .find(|m| m.as_str().eq_ignore_ascii_case(s.trim()))
-        .ok_or_else(|| ParseError::UnknownClaudeMode(truncate(s, 64)))
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| ParseError::UnknownClaudeMode(truncate(s, 64)))
     }
 }
 
@@ -157,11 +176,12 @@ pub const fn settings(mode: PermissionMode, ctx: ClaudeContext) -> ClaudeSetting
 }
 
 /// Reads a Claude mode string (for example `permissionMode` from the CLI's `init` event) back
-/// into a unified mode.
+/// into a unified mode (see [`ClaudeMode::to_unified`]).
 ///
 /// ```
 /// use permission_mapper::{claude, ParseError, PermissionMode};
 /// assert_eq!(claude::from_provider("plan"), Ok(PermissionMode::Plan));
+/// assert_eq!(claude::from_provider("dontAsk"), Ok(PermissionMode::Sandbox));
 /// assert!(matches!(claude::from_provider("yolo"), Err(ParseError::UnknownClaudeMode(_))));
 /// ```
 pub fn from_provider(mode: &str) -> Result<PermissionMode, ParseError> {
@@ -205,14 +225,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn from_provider_is_left_inverse_of_to_provider_on_claude_modes() {
-        for m in [
-            ClaudeMode::Default,
-            ClaudeMode::AcceptEdits,
-            ClaudeMode::Plan,
-            ClaudeMode::BypassPermissions,
-        ] {
-            assert_eq!(to_provider(from_provider(m.as_str()).unwrap()), m);
+    fn from_provider_is_left_inverse_of_to_provider_on_produced_modes() {
+        for m in ClaudeMode::ALL {
+            let back = to_provider(from_provider(m.as_str()).unwrap());
+            match m {
+                ClaudeMode::DontAsk => assert_eq!(back, ClaudeMode::Plan),
+                ClaudeMode::Auto => assert_eq!(back, ClaudeMode::Default),
+                _ => assert_eq!(back, m),
+            }
             let json = serde_json::to_string(&m).unwrap();
             assert_eq!(json, format!("\"{}\"", m.as_str()));
         }
@@ -220,21 +240,29 @@ mod tests {
 
     #[test]
     fn from_provider_rejects_non_cli_values() {
-        for bad in ["", "autoEdit", "sandbox", "yolo", "dontAsk", "auto"] {
+        for bad in ["", "autoEdit", "sandbox", "yolo", "bypass"] {
             assert_eq!(
                 from_provider(bad),
                 Err(ParseError::UnknownClaudeMode(bad.to_owned())),
                 "{bad}"
             );
         }
-        assert_eq!(from_provider("BypassPermissions"), Ok(PermissionMode::BypassPermissions));
+        assert_eq!(
+            from_provider("BypassPermissions"),
+            Ok(PermissionMode::BypassPermissions)
+        );
     }
 
     #[test]
     fn sandbox_env_only_for_bypass_as_root() {
         for mode in PermissionMode::ALL {
             for root in [false, true] {
-                let s = settings(mode, ClaudeContext { running_as_root: root });
+                let s = settings(
+                    mode,
+                    ClaudeContext {
+                        running_as_root: root,
+                    },
+                );
                 let expect = root && mode.unified() == crate::UnifiedMode::Yolo;
                 assert_eq!(s.needs_sandbox_env, expect, "{mode} root={root}");
                 assert_eq!(s.env().is_empty(), !expect);

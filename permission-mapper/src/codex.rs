@@ -319,9 +319,10 @@ impl CodexOverrides {
         {
             match value.parse::<CodexApproval>() {
                 Ok(a) => out.approval_policy = Some((APPROVAL_POLICY_VAR, a)),
-                Err(reason) => out
-                    .ignored
-                    .push(IgnoredOverride::new(APPROVAL_POLICY_VAR, value, reason)),
+                Err(reason) => {
+                    out.ignored
+                        .push(IgnoredOverride::new(APPROVAL_POLICY_VAR, value, reason))
+                }
             }
         }
         out
@@ -501,7 +502,10 @@ mod tests {
             approval_policy: None,
         };
         let r = o.resolve();
-        assert_eq!(r.sandbox, Some((SANDBOX_VAR, CodexSandbox::DangerFullAccess)));
+        assert_eq!(
+            r.sandbox,
+            Some((SANDBOX_VAR, CodexSandbox::DangerFullAccess))
+        );
         assert_eq!(r.ignored.len(), 1);
         assert_eq!(r.ignored[0].var, SANDBOX_MODE_VAR);
         assert_eq!(

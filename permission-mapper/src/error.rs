@@ -12,15 +12,21 @@ pub enum ParseError {
     #[error("unknown permission mode {0:?}")]
     UnknownMode(String),
     /// Not a Claude CLI `--permission-mode` value.
-    #[error("unknown Claude permission mode {0:?} (expected default, acceptEdits, plan or bypassPermissions)")]
+    #[error(
+        "unknown Claude permission mode {0:?} (expected default, acceptEdits, plan, bypassPermissions, dontAsk or auto)"
+    )]
     UnknownClaudeMode(String),
     /// Not a Codex sandbox.
-    #[error("unknown Codex sandbox {0:?} (expected read-only, workspace-write or danger-full-access)")]
+    #[error(
+        "unknown Codex sandbox {0:?} (expected read-only, workspace-write or danger-full-access)"
+    )]
     UnknownCodexSandbox(String),
     /// Not a Codex approval policy.
     #[error("unknown Codex approval policy {0:?} (expected never, on-request or on-failure)")]
     UnknownCodexApproval(String),
     /// The approval policy `untrusted`, which Codex CLI 0.149+ rejects.
-    #[error("Codex approval policy \"untrusted\" is no longer accepted by the Codex CLI (since 0.149); use on-request")]
+    #[error(
+        "Codex approval policy \"untrusted\" is no longer accepted by the Codex CLI (since 0.149); use on-request"
+    )]
     UntrustedApproval,
 }

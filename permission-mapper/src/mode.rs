@@ -294,7 +294,10 @@ mod tests {
         assert_eq!(r.raw.as_deref(), Some("  Yolo \n"));
         assert_eq!(r.mode, PermissionMode::Yolo);
         assert_eq!(r.recognition, Recognition::Known);
-        assert_eq!(PermissionMode::parse("   ").recognition, Recognition::Missing);
+        assert_eq!(
+            PermissionMode::parse("   ").recognition,
+            Recognition::Missing
+        );
         assert!(PermissionMode::parse("   ").warning().is_none());
     }
 

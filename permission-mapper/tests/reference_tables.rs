@@ -138,7 +138,11 @@ fn s5_2_codex_from_provider_table() {
         (None,                       PermissionMode::Default),
     ];
     for &(sandbox, expected) in table {
-        assert_eq!(codex::from_provider(sandbox), expected, "sandbox {sandbox:?}");
+        assert_eq!(
+            codex::from_provider(sandbox),
+            expected,
+            "sandbox {sandbox:?}"
+        );
     }
 }
 
@@ -158,7 +162,11 @@ fn s5_2_codex_round_trip_keeps_the_unified_core_where_the_table_allows() {
     for &(mode, back) in table {
         let s = codex::to_provider(mode, Platform::Unix);
         assert_eq!(codex::from_settings(&s), back, "{mode}");
-        assert_eq!(codex::from_provider(Some(s.sandbox.as_str())), back, "{mode}");
+        assert_eq!(
+            codex::from_provider(Some(s.sandbox.as_str())),
+            back,
+            "{mode}"
+        );
     }
 }
 
@@ -193,16 +201,35 @@ fn s5_2_override_validity() {
     ];
     for &(value, expected) in sandboxes {
         for (var, o) in [
-            ("CODEX_SANDBOX_MODE", CodexOverrides { sandbox_mode: Some(value.into()), ..Default::default() }),
-            ("CODEX_SANDBOX", CodexOverrides { sandbox: Some(value.into()), ..Default::default() }),
+            (
+                "CODEX_SANDBOX_MODE",
+                CodexOverrides {
+                    sandbox_mode: Some(value.into()),
+                    ..Default::default()
+                },
+            ),
+            (
+                "CODEX_SANDBOX",
+                CodexOverrides {
+                    sandbox: Some(value.into()),
+                    ..Default::default()
+                },
+            ),
         ] {
             let r = o.resolve();
             assert_eq!(r.sandbox.map(|(_, s)| s), expected, "{var}={value}");
             assert_eq!(r.sandbox.map(|(v, _)| v).unwrap_or(var), var);
-            assert_eq!(r.ignored.len(), usize::from(expected.is_none()), "{var}={value}");
+            assert_eq!(
+                r.ignored.len(),
+                usize::from(expected.is_none()),
+                "{var}={value}"
+            );
             if expected.is_none() {
                 assert_eq!(r.ignored[0].var, var);
-                assert_eq!(r.ignored[0].reason, ParseError::UnknownCodexSandbox(value.into()));
+                assert_eq!(
+                    r.ignored[0].reason,
+                    ParseError::UnknownCodexSandbox(value.into())
+                );
             }
         }
     }
@@ -333,7 +360,10 @@ fn s5_4_valid_approval_policies() {
         assert!(valid.contains(&p), "{p}");
     }
     assert!(!valid.contains(&"untrusted"));
-    assert_eq!("untrusted".parse::<CodexApproval>(), Err(ParseError::UntrustedApproval));
+    assert_eq!(
+        "untrusted".parse::<CodexApproval>(),
+        Err(ParseError::UntrustedApproval)
+    );
 }
 
 // ---- §5.3 Claude --------------------------------------------------------------------------
@@ -373,6 +403,8 @@ fn s5_3_claude_from_provider_table() {
         ("acceptEdits",       Ok(PermissionMode::AcceptEdits)),
         ("plan",              Ok(PermissionMode::Plan)),
         ("bypassPermissions", Ok(PermissionMode::BypassPermissions)),
+        ("dontAsk",           Ok(PermissionMode::Sandbox)), // lossy: deny-all reads back as sandbox
+        ("auto",              Ok(PermissionMode::Default)), // lossy: classifier reads back as default
         ("autoEdit",          Err(ParseError::UnknownClaudeMode("autoEdit".into()))),
         ("sandbox",           Err(ParseError::UnknownClaudeMode("sandbox".into()))),
         ("",                  Err(ParseError::UnknownClaudeMode("".into()))),
@@ -431,7 +463,10 @@ fn effective_report_json_shape() {
     );
     let v = serde_json::to_value(&eff).unwrap();
     assert_eq!(v["requested"]["recognition"], "unknown");
-    assert_eq!(v["settings"], json!({"permissionMode": "default", "needsSandboxEnv": false}));
+    assert_eq!(
+        v["settings"],
+        json!({"permissionMode": "default", "needsSandboxEnv": false})
+    );
     assert_eq!(v["notes"][0]["kind"], "unknownMode");
     assert_eq!(v["exact"], false);
 }

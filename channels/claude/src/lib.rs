@@ -41,9 +41,6 @@ pub const ID: &str = "claude";
 /// The npm package that installs the CLI.
 pub const NPM_PACKAGE: &str = "@anthropic-ai/claude-code";
 
-/// Claude Code versions this channel is tested against (inclusive).
-pub const TESTED_VERSIONS: (&str, &str) = ("2.1.197", "2.1.332");
-
 /// Reasoning efforts `--effort` accepts.
 const EFFORTS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
 
@@ -58,14 +55,32 @@ impl ClaudeChannel {
     }
 }
 
-/// Where the `claude` executable is: `CLAUDE_CODE_PATH` / `CLAUDE_BIN`, then PATH.
+/// What `bridge system status` and the error path need to know about this CLI.
+pub const PROBE: sdk_probe::ProbeSpec = sdk_probe::ProbeSpec {
+    id: ID,
+    display_name: "Claude Code",
+    binaries: &["claude"],
+    env_overrides: &["CLAUDE_CODE_PATH", "CLAUDE_BIN", "CLAUDE_CLI_PATH"],
+    install_dirs: &[".claude/local", ".claude/bin"],
+    version_args: sdk_probe::DEFAULT_VERSION_ARGS,
+    version_env: &[("DISABLE_AUTOUPDATER", "1")],
+    tested: Some(sdk_probe::VersionRange::new(
+        sdk_probe::Version::new(2, 1, 197),
+        sdk_probe::Version::new(2, 1, 332),
+    )),
+    install_hint: "npm i -g @anthropic-ai/claude-code",
+    auth: &[
+        sdk_probe::AuthSource::Env("ANTHROPIC_API_KEY"),
+        sdk_probe::AuthSource::Env("ANTHROPIC_AUTH_TOKEN"),
+        sdk_probe::AuthSource::Env("CLAUDE_CODE_OAUTH_TOKEN"),
+        sdk_probe::AuthSource::File(".claude/.credentials.json"),
+    ],
+};
+
+/// Where the `claude` executable is: `CLAUDE_CODE_PATH` / `CLAUDE_BIN` / `CLAUDE_CLI_PATH`,
+/// then PATH, then the usual install directories (see [`sdk_probe::resolve_binary`]).
 pub fn resolve_cli() -> Option<PathBuf> {
-    for var in ["CLAUDE_CODE_PATH", "CLAUDE_BIN"] {
-        if let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) {
-            return Some(PathBuf::from(path));
-        }
-    }
-    which::which("claude").ok()
+    sdk_probe::resolve_binary(&PROBE, &sdk_probe::ProbeEnv::from_process()).map(|r| r.path)
 }
 
 /// The stream-json user message carrying the prompt (and images) for stdin.
