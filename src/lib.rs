@@ -31,10 +31,17 @@
 
 use std::sync::Arc;
 
+pub mod system;
+
 pub use bridge_channel_claude as claude;
 pub use bridge_core as core;
 pub use permission_mapper;
 pub use sdk_probe;
+
+/// What `bridge system status` probes: one spec per built-in provider.
+pub fn probe_specs() -> Vec<sdk_probe::ProbeSpec> {
+    vec![claude::PROBE]
+}
 
 /// The router with every built-in provider registered.
 pub fn router() -> core::Router {

@@ -68,6 +68,9 @@ struct Cli {
     /// Permission mode (when the request does not name one).
     #[arg(long)]
     permission_mode: Option<String>,
+    /// `bridge system status`: print one JSON document instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -86,11 +89,14 @@ fn main() -> ExitCode {
     let router = bridge::router();
     let Some(provider) = cli.provider.clone() else {
         eprintln!(
-            "usage: bridge <provider> <command> [PROMPT]\nproviders: {}",
+            "usage: bridge <provider> <command> [PROMPT]   |   bridge system status [--json]\nproviders: {}",
             router.ids().join(", ")
         );
         return fail_line("No provider specified");
     };
+    if provider == "system" {
+        return bridge::system::run(cli.command.as_deref(), cli.json);
+    }
     let Some(channel) = router.get(&provider) else {
         eprintln!("valid providers: {}", router.ids().join(", "));
         return fail_line(&format!("Invalid provider: {provider}"));
