@@ -13,13 +13,17 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use bridge::core::control::{Control, parse_control};
 use bridge::core::driver::{SendOptions, SendOutcome, run_send};
 use bridge::core::encode::Format;
 use bridge::core::output::{LineWriter, watch_stdout_closed};
+use bridge::core::permission::PermissionBroker;
+use bridge::core::permission_ipc::FileIpc;
 use bridge::core::redact::Redactor;
 use bridge::core::request::{Request, RequestError, read_request};
 use bridge::core::turn::TurnLimits;
 use clap::Parser;
+use std::sync::Arc;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
@@ -68,6 +72,15 @@ struct Cli {
     /// Permission mode (when the request does not name one).
     #[arg(long)]
     permission_mode: Option<String>,
+    /// How long an approval waits for the client's answer over stdin, in seconds (the file
+    /// IPC uses CLAUDE_PERMISSION_SAFETY_NET_MS).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 300,
+        env = "BRIDGE_APPROVAL_TIMEOUT"
+    )]
+    approval_timeout: u64,
     /// `bridge system status`: print one JSON document instead of a table.
     #[arg(long)]
     json: bool,
@@ -137,20 +150,25 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
     watch_stdout_closed(cancel.clone(), stdout_closed.clone());
 
     let from_stdin = cli.prompt.is_empty();
+    let stdin_is_terminal = std::io::stdin().is_terminal();
+    let mut stdin = tokio::io::stdin();
+    let mut control_rest = None;
     let request: Result<Request, RequestError> = if from_stdin {
-        let mut stdin = tokio::io::stdin();
-        if std::io::stdin().is_terminal() {
+        if stdin_is_terminal {
             Err(RequestError::Empty)
         } else {
             match read_request(&mut stdin, Duration::from_secs(cli.stdin_timeout)).await {
                 Ok(read) => {
-                    spawn_control_reader(stdin, read.rest, cancel.clone());
+                    control_rest = Some(read.rest);
                     Ok(read.request)
                 }
                 Err(error) => Err(error),
             }
         }
     } else {
+        if !stdin_is_terminal {
+            control_rest = Some(Vec::new());
+        }
         Ok(Request::from_prompt(cli.prompt.join(" ")))
     };
     let request = request.map(|mut request| {
@@ -186,10 +204,30 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
         FormatArg::Markers => Format::Markers,
         FormatArg::Jsonl => Format::Jsonl,
     };
+    let cwd = request
+        .as_ref()
+        .ok()
+        .and_then(|r| r.cwd.clone())
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let ipc = FileIpc::from_env(&cwd);
+    let approval_timeout = match &ipc {
+        Some(ipc) => ipc.safety_net(),
+        None => Duration::from_secs(cli.approval_timeout),
+    };
+    let broker = Arc::new(PermissionBroker::new(
+        control_rest.is_some(),
+        ipc,
+        approval_timeout,
+    ));
+    if let Some(rest) = control_rest {
+        spawn_control_reader(stdin, rest, cancel.clone(), Arc::clone(&broker));
+    }
     let options = SendOptions {
         format,
         raw: cli.raw,
         limits,
+        permissions: Some(broker),
     };
     let mut writer = LineWriter::new(std::io::stdout().lock(), redactor);
     let outcome = run_send(channel, request, &options, &mut writer, cancel).await;
@@ -247,24 +285,34 @@ fn install_signal_handlers(cancel: CancellationToken) {
     }
 }
 
-/// Reads control lines that follow the request on stdin: `{"type":"interrupt"}` interrupts.
-fn spawn_control_reader(stdin: tokio::io::Stdin, rest: Vec<u8>, cancel: CancellationToken) {
+/// Reads control lines that follow the request on stdin (interrupts and approval answers).
+/// EOF tells the broker that no client can answer approvals over stdin any more.
+fn spawn_control_reader(
+    stdin: tokio::io::Stdin,
+    rest: Vec<u8>,
+    cancel: CancellationToken,
+    broker: Arc<PermissionBroker>,
+) {
     tokio::spawn(async move {
         let input = tokio::io::AsyncReadExt::chain(std::io::Cursor::new(rest), stdin);
-        let reader = tokio::io::BufReader::new(input);
-        let mut lines = reader.lines();
+        let mut lines = tokio::io::BufReader::new(input).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            let line = line.trim();
-            if line.is_empty() {
+            if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str::<serde_json::Value>(line) {
-                Ok(value) if value.get("type").and_then(|t| t.as_str()) == Some("interrupt") => {
-                    cancel.cancel();
+            match parse_control(&line) {
+                Ok(Control::Interrupt) => cancel.cancel(),
+                Ok(Control::PermissionResponse {
+                    request_id,
+                    decision,
+                }) => {
+                    if !broker.answer(&request_id, *decision) {
+                        eprintln!("bridge: no pending approval with requestId {request_id:?}");
+                    }
                 }
-                Ok(_) => eprintln!("bridge: ignoring an unknown control message on stdin"),
-                Err(_) => eprintln!("bridge: ignoring a control line that is not JSON"),
+                Err(error) => eprintln!("bridge: ignoring a control line: {error}"),
             }
         }
+        broker.client_gone();
     });
 }

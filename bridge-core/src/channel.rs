@@ -59,10 +59,8 @@ pub fn stream_turn(
 ) -> BoxStream<'static, Event> {
     let (events, receiver) = mpsc::channel(256);
     let ctx = TurnContext {
-        events,
-        cancel,
-        limits: options.limits,
         raw: options.raw,
+        ..TurnContext::new(events, cancel, options.limits)
     };
     tokio::spawn(channel.send(request, ctx));
     futures_util::stream::unfold(receiver, |mut receiver| async move {

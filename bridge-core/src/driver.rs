@@ -15,6 +15,7 @@ use crate::channel::Channel;
 use crate::encode::Format;
 use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd};
 use crate::output::LineWriter;
+use crate::permission::PermissionBroker;
 use crate::request::{Request, RequestError};
 use crate::turn::{TurnContext, TurnLimits};
 
@@ -27,6 +28,8 @@ pub struct SendOptions {
     pub raw: bool,
     /// Deadlines.
     pub limits: TurnLimits,
+    /// Who answers approvals (default: nobody, every approval is denied at once).
+    pub permissions: Option<Arc<PermissionBroker>>,
 }
 
 /// How a send ended, for the exit code.
@@ -108,12 +111,11 @@ pub async fn run_send<W: Write>(
     };
 
     let (events, mut receiver) = mpsc::channel(256);
-    let ctx = TurnContext {
-        events,
-        cancel: cancel.clone(),
-        limits: options.limits,
-        raw: options.raw,
-    };
+    let mut ctx = TurnContext::new(events, cancel.clone(), options.limits);
+    ctx.raw = options.raw;
+    if let Some(broker) = &options.permissions {
+        ctx.permissions = Arc::clone(broker);
+    }
     let task = tokio::spawn(channel.send(request, ctx));
     let mut error_seen = false;
     let mut ended = false;

@@ -69,6 +69,12 @@ pub enum Event {
         /// Human-readable text.
         message: String,
     },
+    /// The agent waits for an approval; answer with a `permission_response` control message
+    /// (or through the file IPC).
+    PermissionRequest(crate::permission::PermissionRequest),
+    /// What the bridge did with an approval: the decision applied, who made it, and why it
+    /// differs from what was asked, if it does.
+    PermissionDecision(crate::permission::EffectiveDecision),
     /// The turn failed. Always followed by a [`Event::TurnEnd`] with a failed outcome.
     Error(ErrorInfo),
     /// The provider's native line, verbatim (only when raw output was requested).

@@ -12,6 +12,8 @@
 //! * [`process`], [`lines`], [`turn`]: spawning a CLI in its own process group, reading its
 //!   output with bounded memory, deadlines, interrupt, and deciding the outcome.
 //! * [`driver`]: one `send`, end to end, onto a writer.
+//! * [`permission`], [`permission_ipc`]: the approval model, the broker that gets answers
+//!   from the client (stdin or the ai-bridge file IPC), and the no-client / timeout denials.
 //!
 //! A provider crate supplies a [`turn::ProcessTurn`] (how to launch its CLI) and a pure
 //! [`turn::Normalizer`] (`line → events`); the engine does the rest.
@@ -19,11 +21,14 @@
 #![deny(missing_docs)]
 
 pub mod channel;
+pub mod control;
 pub mod driver;
 pub mod encode;
 pub mod event;
 pub mod lines;
 pub mod output;
+pub mod permission;
+pub mod permission_ipc;
 pub mod process;
 pub mod redact;
 pub mod request;

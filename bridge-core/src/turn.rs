@@ -21,8 +21,11 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use std::sync::Arc;
+
 use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd};
 use crate::lines::{LineItem, LineReader};
+use crate::permission::{PermissionBroker, PermissionRequest, PermissionResponder};
 use crate::process::{ChildProcess, CommandSpec, StdinMode, describe_exit};
 
 /// Deadlines and bounds of one turn.
@@ -98,6 +101,8 @@ pub struct ProcessTurn {
     pub close_stdin: CloseStdin,
     /// Bytes that ask the CLI to interrupt the turn gracefully (written to stdin on cancel).
     pub interrupt_payload: Option<Vec<u8>>,
+    /// Answers the CLI's permission requests (stream-json control protocol and the like).
+    pub responder: Option<Arc<dyn PermissionResponder>>,
 }
 
 /// Shared inputs of every turn: where events go, cancellation, limits.
@@ -112,9 +117,22 @@ pub struct TurnContext {
     pub limits: TurnLimits,
     /// Also emit every native line as [`Event::Raw`].
     pub raw: bool,
+    /// Who answers approvals.
+    pub permissions: Arc<PermissionBroker>,
 }
 
 impl TurnContext {
+    /// A context with an unattended permission broker (every approval is denied at once).
+    pub fn new(events: mpsc::Sender<Event>, cancel: CancellationToken, limits: TurnLimits) -> Self {
+        TurnContext {
+            events,
+            cancel,
+            limits,
+            raw: false,
+            permissions: Arc::new(PermissionBroker::unattended()),
+        }
+    }
+
     /// Sends an event; false when the consumer is gone.
     pub async fn emit(&self, event: Event) -> bool {
         self.events.send(event).await.is_ok()
@@ -278,8 +296,16 @@ pub async fn run_process_turn(
                             ended.get_or_insert(end);
                         }
                         event if ended.is_none() => {
+                            // The request goes out before anything can answer it.
+                            let request = match &event {
+                                Event::PermissionRequest(request) => Some(request.clone()),
+                                _ => None,
+                            };
                             if !ctx.emit(event).await {
                                 break 'read Stop::ConsumerGone;
+                            }
+                            if let Some(request) = request {
+                                resolve_permission(request, &turn, &ctx, stdin_tx.clone());
                             }
                         }
                         _ => {}
@@ -391,6 +417,43 @@ pub async fn run_process_turn(
         end
     };
     ctx.emit(Event::TurnEnd(end)).await;
+}
+
+/// Gets a decision for `request` in the background and writes the CLI's answer to its stdin.
+fn resolve_permission(
+    request: PermissionRequest,
+    turn: &ProcessTurn,
+    ctx: &TurnContext,
+    stdin: Option<mpsc::Sender<StdinCommand>>,
+) {
+    let (Some(responder), Some(stdin)) = (turn.responder.clone(), stdin) else {
+        let ctx = ctx.clone();
+        tokio::spawn(async move {
+            ctx.emit(Event::warning(
+                "permission_unanswerable",
+                format!(
+                    "{} asked for permission ({}) but this channel cannot answer it",
+                    request.tool_name, request.request_id
+                ),
+            ))
+            .await;
+        });
+        return;
+    };
+    let ctx = ctx.clone();
+    tokio::spawn(async move {
+        let resolution = match responder.policy(&request) {
+            Some(resolution) => resolution,
+            None => ctx.permissions.ask(&request).await,
+        };
+        let response = responder.respond(&request, &resolution);
+        let _ = stdin.send(StdinCommand::Write(response.stdin)).await;
+        ctx.emit(Event::PermissionDecision(response.effective))
+            .await;
+        if response.cancel_turn {
+            ctx.cancel.cancel();
+        }
+    });
 }
 
 /// The [`TurnEnd`] of an interrupted turn, as the plugin expects it.

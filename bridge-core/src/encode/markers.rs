@@ -15,6 +15,8 @@
 //! | tool use not already inside a `[MESSAGE]` | `[MESSAGE] {"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use",…}]}}` |
 //! | tool result | `[MESSAGE] {"type":"user",…}` (unless already inside one), then `[TOOL_RESULT] {…}` |
 //! | per-message usage | `[USAGE] {"input_tokens":…,"output_tokens":…,"cache_creation_input_tokens":…,"cache_read_input_tokens":…}` |
+//! | approval needed | `[PERMISSION_REQUEST] {"requestId":…,"kind":…,"toolName":…,"toolKind":…,"input":…,"options":[…]}` |
+//! | approval applied | `[PERMISSION_DECISION] {"requestId":…,"requested":…,"applied":…,"source":…,"note":…}` |
 //! | error | `[SEND_ERROR] {"success":false,"error":"…"}` |
 //! | turn end | `[STREAM_END]`, `[MESSAGE_END]`, then `{"success":…,"sessionId"|"threadId":…,"result":…,"error":…}` |
 //!
@@ -232,6 +234,14 @@ impl Encoder for MarkerEncoder {
                     ));
                 }
             }
+            Event::PermissionRequest(request) => out.push(format!(
+                "[PERMISSION_REQUEST] {}",
+                serde_json::to_string(request).unwrap_or_default()
+            )),
+            Event::PermissionDecision(decision) => out.push(format!(
+                "[PERMISSION_DECISION] {}",
+                serde_json::to_string(decision).unwrap_or_default()
+            )),
             Event::Status(_) | Event::Warning { .. } | Event::Raw { .. } => {}
             Event::Error(info) => {
                 let message = match &info.stderr_tail {

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! claude -p --input-format stream-json --output-format stream-json --verbose
-//!        --include-partial-messages [--resume <sessionId>] [--model <m>]
+//!        --include-partial-messages --permission-prompt-tool stdio
+//!        [--resume <sessionId>] [--model <m>]
 //!        --permission-mode <mapped> [--effort <level>] [--append-system-prompt <agentPrompt>]
 //! ```
 //!
@@ -13,12 +14,15 @@
 //!   interrupt can be sent as a stream-json `control_request`;
 //! * `baseUrl` / `apiKey` from the request become `ANTHROPIC_BASE_URL` / `ANTHROPIC_API_KEY`
 //!   for the child only;
-//! * `bypassPermissions` as root needs `IS_SANDBOX=1`, which the channel sets and reports.
+//! * `bypassPermissions` as root needs `IS_SANDBOX=1`, which the channel sets and reports;
+//! * approvals arrive as `can_use_tool` control requests and are answered through the turn's
+//!   permission broker ([`approvals`]).
 //!
 //! The output is normalized by [`normalize::ClaudeNormalizer`].
 
 #![deny(missing_docs)]
 
+pub mod approvals;
 pub mod normalize;
 
 use std::path::PathBuf;
@@ -160,6 +164,8 @@ pub fn build_turn(
         "stream-json",
         "--verbose",
         "--include-partial-messages",
+        "--permission-prompt-tool",
+        "stdio",
     ] {
         command.arg(arg);
     }
@@ -215,6 +221,9 @@ pub fn build_turn(
         stdin_payload: user_message(request)?.into_bytes(),
         close_stdin: CloseStdin::AfterTurnEnd,
         interrupt_payload: Some(INTERRUPT_REQUEST.as_bytes().to_vec()),
+        responder: Some(std::sync::Arc::new(approvals::ClaudeResponder::new(
+            requested.mode,
+        ))),
     };
     Ok((turn, warnings))
 }

@@ -448,6 +448,11 @@ impl Normalizer for ClaudeNormalizer {
             Some("assistant") if !from_subagent => self.assistant(&value, out),
             Some("user") if !from_subagent => self.user(&value, out),
             Some("result") => self.result(&value, out),
+            Some("control_request") => {
+                if let Some(request) = crate::approvals::permission_request(&value) {
+                    out.push(Event::PermissionRequest(request));
+                }
+            }
             _ => {}
         }
     }

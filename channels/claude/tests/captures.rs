@@ -62,13 +62,20 @@ fn every_claude_capture_normalizes_to_a_stable_event_stream() {
         })
         .collect();
     names.sort();
-    assert!(names.len() >= 30, "expected the Claude captures, found {}", names.len());
+    assert!(
+        names.len() >= 30,
+        "expected the Claude captures, found {}",
+        names.len()
+    );
     for path in names {
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&path).unwrap();
         let events = normalize(&text);
         let jsonl = encode(&events, &mut JsonlEncoder::new(false));
-        let markers = shorten(&encode(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION)));
+        let markers = shorten(&encode(
+            &events,
+            &mut MarkerEncoder::new(MarkerDialect::SESSION),
+        ));
         insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
         insta::assert_snapshot!(format!("{name}.markers"), markers);
     }
@@ -82,21 +89,35 @@ fn api_errors_end_the_turn_as_failures_with_the_cli_message() {
         ("claude-err500", "500"),
         ("claude-resume-missing", "No conversation found"),
     ] {
-        let text = std::fs::read_to_string(captures_dir().join(format!("{capture}.stdout"))).unwrap();
+        let text =
+            std::fs::read_to_string(captures_dir().join(format!("{capture}.stdout"))).unwrap();
         let events = normalize(&text);
-        let Some(Event::TurnEnd(end)) = events.iter().rev().find(|e| matches!(e, Event::TurnEnd(_))) else {
+        let Some(Event::TurnEnd(end)) =
+            events.iter().rev().find(|e| matches!(e, Event::TurnEnd(_)))
+        else {
             panic!("{capture}: no turn end");
         };
         assert!(!end.success, "{capture} must fail");
-        assert!(end.error.as_deref().unwrap_or("").contains(message), "{capture}: {:?}", end.error);
+        assert!(
+            end.error.as_deref().unwrap_or("").contains(message),
+            "{capture}: {:?}",
+            end.error
+        );
     }
 }
 
 #[test]
 fn successful_captures_stream_the_same_text_as_the_result() {
-    for capture in ["claude-text-partial", "claude-tool-partial", "claude-thinking", "claude-midstream"] {
+    for capture in [
+        "claude-text-partial",
+        "claude-tool-partial",
+        "claude-thinking",
+        "claude-midstream",
+    ] {
         let path = captures_dir().join(format!("{capture}.stdout"));
-        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
         let events = normalize(&text);
         let Some(Event::TurnEnd(end)) = events.last() else {
             panic!("{capture}: last event is not a turn end");
@@ -110,6 +131,9 @@ fn successful_captures_stream_the_same_text_as_the_result() {
             })
             .collect();
         let result = end.result.clone().unwrap_or_default();
-        assert!(streamed.ends_with(&result), "{capture}: streamed {streamed:?}, result {result:?}");
+        assert!(
+            streamed.ends_with(&result),
+            "{capture}: streamed {streamed:?}, result {result:?}"
+        );
     }
 }
