@@ -131,6 +131,11 @@ impl VersionCache {
         }
     }
 
+    /// The file this cache is persisted to (`None` in memory).
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -147,7 +152,8 @@ impl VersionCache {
     }
 
     /// Writes the cache file (atomically: a temporary file, then a rename), creating the
-    /// directory if needed. A no-op for an in-memory cache.
+    /// directory if needed; entries whose binary no longer exists are left out. A no-op for an
+    /// in-memory cache.
     pub fn save(&self) -> io::Result<()> {
         let Some(file) = &self.file else {
             return Ok(());
@@ -155,7 +161,8 @@ impl VersionCache {
         let entries = self
             .lock()
             .iter()
-            .filter(|(k, _)| k.path.to_str().is_some())
+            // Binaries that are gone (uninstalled, temporary dirs) are dropped from the file.
+            .filter(|(k, _)| k.path.to_str().is_some() && k.path.exists())
             .map(|(k, v)| FileEntry {
                 path: k.path.clone(),
                 mtime_ns: k.mtime_ns.to_string(),

@@ -49,7 +49,9 @@ mod version;
 
 pub use cache::VersionCache;
 pub use env::{ProbeEnv, default_system_dirs, is_secret_name};
-pub use report::{AuthHint, AuthKind, DEFAULT_TIMEOUT, ProbeReport, Prober, probe, probe_all};
+pub use report::{
+    AuthHint, AuthKind, DEFAULT_TIMEOUT, ProbeReport, Prober, Status, probe, probe_all,
+};
 pub use resolve::{Resolution, Resolved, SearchDir, Source, install_dirs, resolve, resolve_binary};
 pub use run::{
     OUTPUT_CAP, ProbeError, VersionOutput, login_shell_path, probe_version, probe_version_in,

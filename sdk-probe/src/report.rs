@@ -32,8 +32,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// | `auth` | `[{"name","kind":"env"\|"file","present"}]` | where credentials could come from; never values |
 /// | `cached` | bool | the version came from the cache |
 /// | `elapsedMs` | number | wall time of this probe |
-/// | `problem` | string or null | the one thing to do, when it will not work as tested |
-/// | `warnings` | string[] | anything else worth knowing |
+/// | `status` | string | `"ready"`, `"notInstalled"`, `"timedOut"`, `"versionUnknown"`, `"untested"` (see [`Status`]) |
+/// | `problem` | string or null | what is wrong, when it will not work as tested |
+/// | `fix` | string or null | the one thing to do about `problem` |
+/// | `warnings` | string[] | anything else worth knowing (no credentials seen, shadowed installs, a CLI that hung after printing its version, an env override that points nowhere) |
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeReport {
@@ -63,8 +65,12 @@ pub struct ProbeReport {
     pub cached: bool,
     /// Wall time of this probe, in milliseconds.
     pub elapsed_ms: u64,
-    /// The one thing to do: install it, or why the version is a concern.
+    /// The verdict.
+    pub status: Status,
+    /// What is wrong: not installed, or why the version is a concern.
     pub problem: Option<String>,
+    /// The one thing to do about [`Self::problem`] (install, upgrade or downgrade command, …).
+    pub fix: Option<String>,
     /// Other things worth knowing.
     pub warnings: Vec<String>,
 }
@@ -73,6 +79,40 @@ impl ProbeReport {
     /// Installed, version known and inside the tested range (or no range claimed), no problem.
     pub fn is_ok(&self) -> bool {
         self.installed && self.problem.is_none()
+    }
+
+    /// Whether at least one credential source is present (`None` when the spec lists none).
+    pub fn auth_present(&self) -> Option<bool> {
+        (!self.auth.is_empty()).then(|| self.auth.iter().any(|a| a.present))
+    }
+}
+
+/// The verdict of a [`ProbeReport`], serialized in camelCase (`"notInstalled"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Status {
+    /// Installed, version read, inside the tested range (or the spec claims no range).
+    Ready,
+    /// No executable found.
+    NotInstalled,
+    /// Found, but `--version` printed nothing before the deadline.
+    TimedOut,
+    /// Found, but no version could be read (printed garbage, failed to start).
+    VersionUnknown,
+    /// Found, version read, outside the tested range.
+    Untested,
+}
+
+impl Status {
+    /// The camelCase name used in JSON (`"notInstalled"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ready => "ready",
+            Status::NotInstalled => "notInstalled",
+            Status::TimedOut => "timedOut",
+            Status::VersionUnknown => "versionUnknown",
+            Status::Untested => "untested",
+        }
     }
 }
 
@@ -168,12 +208,18 @@ impl Prober {
             auth: auth_hints(spec, &self.env),
             cached: false,
             elapsed_ms: 0,
+            status: Status::Ready,
             problem: None,
+            fix: None,
             warnings: resolution.warnings,
         };
 
         match resolution.found {
-            None => report.problem = Some(not_installed(spec)),
+            None => {
+                report.status = Status::NotInstalled;
+                report.problem = Some(not_installed(spec));
+                report.fix = Some(install_fix(spec));
+            }
             Some(found) => {
                 report.path = Some(found.path.clone());
                 report.source = Some(found.source);
@@ -194,13 +240,37 @@ impl Prober {
                         if report.in_tested_range == Some(false)
                             && let Some(range) = spec.tested
                         {
+                            report.status = Status::Untested;
                             report.problem = Some(format!(
                                 "version {} is outside the tested range {range}",
                                 out.version
                             ));
+                            report.fix = Some(range_fix(spec, out.version, range));
                         }
                     }
-                    Err(e) => report.problem = Some(e.to_string()),
+                    Err(e) => {
+                        let timed_out = matches!(e, ProbeError::Timeout { .. });
+                        report.status = if timed_out {
+                            Status::TimedOut
+                        } else {
+                            Status::VersionUnknown
+                        };
+                        report.fix = Some(if timed_out {
+                            format!(
+                                "check that `{} {}` finishes (it did not within {}); if it is \
+                                 only slow, allow the probe more time",
+                                found.path.display(),
+                                spec.version_args.join(" "),
+                                crate::run::fmt_duration(self.timeout)
+                            )
+                        } else {
+                            format!("reinstall it: {}", reinstall_command(spec))
+                        });
+                        report.problem = Some(e.to_string());
+                    }
+                }
+                if let Some(warning) = missing_auth_warning(spec, &report.auth) {
+                    report.warnings.push(warning);
                 }
             }
         }
@@ -279,11 +349,65 @@ fn not_installed(spec: &ProbeSpec) -> String {
         "{} is not installed (not on PATH nor in the usual install dirs)",
         spec.display_name
     );
-    if !spec.install_hint.is_empty() {
+    let hint = spec.pinned_install_hint();
+    if !hint.is_empty() {
         s.push_str("; install it with: ");
-        s.push_str(spec.install_hint);
+        s.push_str(&hint);
     }
     s
+}
+
+fn reinstall_command(spec: &ProbeSpec) -> String {
+    let cmd = spec.pinned_install_hint();
+    if cmd.is_empty() {
+        format!("install {} again", spec.display_name)
+    } else {
+        cmd
+    }
+}
+
+fn install_fix(spec: &ProbeSpec) -> String {
+    let binary = spec.binaries.first().copied().unwrap_or(spec.id);
+    let mut s = match spec.pinned_install_hint() {
+        cmd if cmd.is_empty() => {
+            format!("install {} and put `{binary}` on PATH", spec.display_name)
+        }
+        cmd => format!("install it: {cmd}"),
+    };
+    if let Some(var) = spec.env_overrides.first() {
+        s.push_str(&format!(" (or set {var} to an existing `{binary}`)"));
+    }
+    s
+}
+
+fn range_fix(spec: &ProbeSpec, v: Version, range: VersionRange) -> String {
+    let verb = if v < range.min {
+        "upgrade"
+    } else {
+        "downgrade"
+    };
+    match spec.pinned_install_hint() {
+        cmd if cmd.is_empty() => format!("{verb} to a tested version ({range})"),
+        cmd => format!("{verb} to a tested version ({range}): {cmd}"),
+    }
+}
+
+fn missing_auth_warning(spec: &ProbeSpec, hints: &[AuthHint]) -> Option<String> {
+    if hints.is_empty() || hints.iter().any(|h| h.present) {
+        return None;
+    }
+    let names: Vec<&str> = hints.iter().map(|h| h.name.as_str()).collect();
+    let binary = spec.binaries.first().copied().unwrap_or(spec.id);
+    let first_env = hints.iter().find(|h| h.kind == AuthKind::Env);
+    let action = match first_env {
+        Some(env) => format!("set {}, or sign in with `{binary}`", env.name),
+        None => format!("sign in with `{binary}`"),
+    };
+    Some(format!(
+        "no credentials seen ({} all absent; a login kept in the OS keychain or a settings file is \
+         not visible to this check): {action}",
+        names.join(", ")
+    ))
 }
 
 fn failed(spec: &ProbeSpec) -> ProbeReport {
@@ -301,7 +425,9 @@ fn failed(spec: &ProbeSpec) -> ProbeReport {
         auth: Vec::new(),
         cached: false,
         elapsed_ms: 0,
+        status: Status::VersionUnknown,
         problem: Some("the probe itself failed (internal error)".to_owned()),
+        fix: Some("run the probe again; report a bug if it keeps failing".to_owned()),
         warnings: Vec::new(),
     }
 }

@@ -77,6 +77,46 @@ impl ProbeSpec {
     pub fn is_tested(&self, v: Version) -> Option<bool> {
         self.tested.map(|r| r.contains(v))
     }
+
+    /// The install hint, pinned to the newest tested version when it is a JavaScript package
+    /// manager's global install of an unversioned package (`npm i -g pkg` → `npm i -g
+    /// pkg@2.1.332`); otherwise the hint as it is (empty when the spec has none).
+    ///
+    /// ```
+    /// use sdk_probe::{ProbeSpec, Version, VersionRange};
+    /// let spec = ProbeSpec {
+    ///     tested: Some(VersionRange::exactly(Version::new(0, 171, 0))),
+    ///     install_hint: "npm i -g @openai/codex",
+    ///     ..ProbeSpec::new("codex", "Codex", &["codex"])
+    /// };
+    /// assert_eq!(spec.pinned_install_hint(), "npm i -g @openai/codex@0.171.0");
+    /// let pinned = ProbeSpec { install_hint: "npm i -g @openai/codex@0.170.0", ..spec };
+    /// assert_eq!(pinned.pinned_install_hint(), "npm i -g @openai/codex@0.170.0");
+    /// let script = ProbeSpec { install_hint: "curl -fsSL https://x.ai/cli/install.sh | bash", ..spec };
+    /// assert_eq!(script.pinned_install_hint(), script.install_hint);
+    /// ```
+    pub fn pinned_install_hint(&self) -> String {
+        let hint = self.install_hint.trim();
+        let Some(range) = self.tested else {
+            return hint.to_owned();
+        };
+        let words: Vec<&str> = hint.split_whitespace().collect();
+        let js_global = matches!(words.first(), Some(&("npm" | "pnpm" | "bun" | "yarn")))
+            && words
+                .iter()
+                .any(|w| matches!(*w, "-g" | "--global" | "global"));
+        let Some(last) = words.last().filter(|_| js_global && words.len() >= 3) else {
+            return hint.to_owned();
+        };
+        let unversioned = !last.starts_with('-')
+            && !last.trim_start_matches('@').contains('@')
+            && !matches!(*last, "-g" | "--global" | "global");
+        if unversioned {
+            format!("{hint}@{}", range.max)
+        } else {
+            hint.to_owned()
+        }
+    }
 }
 
 /// A place credentials may come from.

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sdk_probe::{
-    AuthKind, AuthSource, ProbeEnv, ProbeError, ProbeSpec, Prober, Source, Version, VersionCache,
-    VersionRange, login_shell_path, probe, probe_all, probe_version_in, resolve, resolve_binary,
+    AuthKind, AuthSource, ProbeEnv, ProbeError, ProbeSpec, Prober, Source, Status, Version,
+    VersionCache, VersionRange, login_shell_path, probe, probe_all, probe_version_in, resolve,
+    resolve_binary,
 };
 use tempfile::TempDir;
 
@@ -126,6 +127,8 @@ async fn version_on_path_in_range() {
     assert_eq!(r.version_line.as_deref(), Some("2.1.197 (Claude Code)"));
     assert_eq!(r.in_tested_range, Some(true));
     assert_eq!(r.problem, None);
+    assert_eq!(r.status, Status::Ready);
+    assert_eq!(r.fix, None);
     assert!(r.is_ok());
 }
 
@@ -140,7 +143,20 @@ async fn version_outside_tested_range_is_the_problem() {
         r.problem.as_deref(),
         Some("version 3.0.0 is outside the tested range 2.1.197–2.1.332")
     );
+    assert_eq!(r.status, Status::Untested);
+    assert_eq!(
+        r.fix.as_deref(),
+        Some("downgrade to a tested version (2.1.197–2.1.332): npm i -g @example/fake-cli@2.1.332")
+    );
     assert!(!r.is_ok());
+
+    sb.script(&sb.bin, "fakeold", "echo 'fakeold 2.0.5'");
+    let r = probe(&spec("fakeold"), &sb.env(), T).await;
+    assert_eq!(r.status, Status::Untested);
+    assert_eq!(
+        r.fix.as_deref(),
+        Some("upgrade to a tested version (2.1.197–2.1.332): npm i -g @example/fake-cli@2.1.332")
+    );
 }
 
 #[tokio::test]
@@ -172,9 +188,28 @@ async fn not_installed_names_the_install_command() {
     assert!(!r.installed);
     assert_eq!(r.path, None);
     assert_eq!(r.version, None);
+    assert_eq!(r.status, Status::NotInstalled);
+    assert_eq!(
+        r.fix.as_deref(),
+        Some("install it: npm i -g @example/fake-cli@2.1.332")
+    );
     let problem = r.problem.unwrap();
     assert!(problem.contains("not installed"), "{problem}");
     assert!(problem.contains("npm i -g @example/fake-cli"), "{problem}");
+
+    // With an env override, the fix mentions it; without an install hint, it says what to do.
+    let s = ProbeSpec {
+        env_overrides: &["FAKE_BIN", "FAKE_PATH"],
+        install_hint: "",
+        ..spec("fakeabsent")
+    };
+    let r = probe(&s, &sb.env(), T).await;
+    assert_eq!(
+        r.fix.as_deref(),
+        Some(
+            "install Fake CLI and put `fakeabsent` on PATH (or set FAKE_BIN to an existing `fakeabsent`)"
+        )
+    );
 }
 
 #[tokio::test]
@@ -388,6 +423,11 @@ async fn garbage_output_is_unparseable_not_a_panic() {
         "{:?}",
         r.problem
     );
+    assert_eq!(r.status, Status::VersionUnknown);
+    assert_eq!(
+        r.fix.as_deref(),
+        Some("reinstall it: npm i -g @example/fake-cli@2.1.332")
+    );
 }
 
 #[tokio::test]
@@ -505,6 +545,12 @@ async fn hanging_cli_times_out_and_its_whole_group_is_killed() {
     assert_eq!(
         r.problem.as_deref(),
         Some("`fakehang --version` timed out after 1s")
+    );
+    assert_eq!(r.status, Status::TimedOut);
+    let fix = r.fix.unwrap();
+    assert!(
+        fix.starts_with(&format!("check that `{} --version` finishes", p.display())),
+        "{fix}"
     );
     wait_dead(&read_pids(&pids, 2));
 }
@@ -659,6 +705,15 @@ async fn secrets_never_reach_the_child_or_the_report() {
             ("~/.fake/credentials.json", AuthKind::File, true),
             ("~/.fake/absent.json", AuthKind::File, false),
         ]
+    );
+    assert_eq!(reports[0].auth_present(), Some(true));
+    assert!(
+        !reports[0]
+            .warnings
+            .iter()
+            .any(|w| w.contains("credentials")),
+        "{:?}",
+        reports[0].warnings
     );
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(
@@ -852,8 +907,87 @@ async fn report_json_shape() {
             "auth": [],
             "cached": false,
             "elapsedMs": 0,
+            "status": "ready",
             "problem": null,
+            "fix": null,
             "warnings": []
         })
     );
+}
+
+#[tokio::test]
+async fn no_credentials_seen_is_a_warning_with_the_one_thing_to_do() {
+    let sb = Sandbox::new();
+    sb.script(&sb.bin, "fakenoauth", "echo 2.1.197");
+    let auth: &'static [AuthSource] = &[
+        AuthSource::Env("FAKE_API_KEY"),
+        AuthSource::File(".fake/auth.json"),
+    ];
+    let s = ProbeSpec {
+        auth,
+        ..spec("fakenoauth")
+    };
+    let r = probe(&s, &sb.env().with_var("FAKE_API_KEY", ""), T).await;
+    assert_eq!(
+        r.status,
+        Status::Ready,
+        "missing credentials do not change the verdict"
+    );
+    assert_eq!(r.auth_present(), Some(false));
+    let w: Vec<&String> = r
+        .warnings
+        .iter()
+        .filter(|w| w.contains("credentials"))
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", r.warnings);
+    assert!(
+        w[0].ends_with("set FAKE_API_KEY, or sign in with `fakenoauth`"),
+        "{}",
+        w[0]
+    );
+    assert!(w[0].contains("FAKE_API_KEY, ~/.fake/auth.json"), "{}", w[0]);
+
+    // Not installed: the one thing to do is installing; no credentials warning on top.
+    let r = probe(
+        &ProbeSpec {
+            auth,
+            ..spec("fakenoauth2")
+        },
+        &sb.env(),
+        T,
+    )
+    .await;
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+#[test]
+fn pinned_install_hints() {
+    let base = spec("fakepin");
+    let with = |hint: &'static str| {
+        ProbeSpec {
+            install_hint: hint,
+            ..base
+        }
+        .pinned_install_hint()
+    };
+    assert_eq!(with("npm i -g @x/y"), "npm i -g @x/y@2.1.332");
+    assert_eq!(
+        with("npm install --global y"),
+        "npm install --global y@2.1.332"
+    );
+    assert_eq!(with("bun add -g y"), "bun add -g y@2.1.332");
+    assert_eq!(with("npm i -g y@1.0.0"), "npm i -g y@1.0.0");
+    assert_eq!(with("npm i -g"), "npm i -g");
+    assert_eq!(
+        with("pipx install kimi-cli==1.51.0"),
+        "pipx install kimi-cli==1.51.0"
+    );
+    assert_eq!(with("npm i y"), "npm i y", "not a global install");
+    assert_eq!(with(""), "");
+    let no_range = ProbeSpec {
+        tested: None,
+        install_hint: "npm i -g y",
+        ..base
+    };
+    assert_eq!(no_range.pinned_install_hint(), "npm i -g y");
 }
