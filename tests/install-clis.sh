@@ -51,11 +51,11 @@ works() {
   case "$out" in *"$version"*) return 0 ;; *) return 1 ;; esac
 }
 
+# Whether the user asked for `bin` (no arguments: every CLI).
 wanted() {
-  [ "$#" -eq 0 ] && return 0
-  local bin="$1"; shift
   local w
-  for w in "${SELECTED[@]}"; do [ "$w" = "$bin" ] && return 0; done
+  [ "${#SELECTED[@]}" -eq 0 ] && return 0
+  for w in "${SELECTED[@]}"; do [ "$w" = "$1" ] && return 0; done
   return 1
 }
 
@@ -73,9 +73,7 @@ failed=0
 
 for row in "${CLIS[@]}"; do
   read -r pkg version bin <<<"$row"
-  if [ "${#SELECTED[@]}" -gt 0 ] && ! wanted "$bin"; then
-    continue
-  fi
+  wanted "$bin" || continue
   dir="$CACHE/$(sanitize "$pkg")@$version"
   bindir="$dir/node_modules/.bin"
   exe="$bindir/$bin"
@@ -84,6 +82,8 @@ for row in "${CLIS[@]}"; do
     log "$pkg@$version already installed ($exe)"
   else
     log "installing $pkg@$version into $dir"
+    # Start clean: a half-finished or broken earlier install is not repaired by npm in place.
+    rm -rf "$dir"
     mkdir -p "$dir"
     # --prefix keeps everything inside $dir; no global install, no audit/fund chatter.
     # npm 11 may warn that install scripts are "not yet covered by allowScripts": harmless
