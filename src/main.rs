@@ -307,7 +307,9 @@ fn spawn_control_reader(
                     decision,
                 }) => {
                     if !broker.answer(&request_id, *decision) {
-                        eprintln!("bridge: no pending approval with requestId {request_id:?}");
+                        eprintln!(
+                            "bridge: too many answers for unknown approvals; dropped {request_id:?}"
+                        );
                     }
                 }
                 Err(error) => eprintln!("bridge: ignoring a control line: {error}"),

@@ -272,6 +272,9 @@ pub trait PermissionResponder: Send + Sync + std::fmt::Debug {
 #[derive(Debug)]
 pub struct PermissionBroker {
     pending: Mutex<HashMap<String, oneshot::Sender<PermissionDecision>>>,
+    /// Answers that arrived before their request was being waited for (a fast client can
+    /// answer the `permission_request` event before the engine starts waiting).
+    early: Mutex<HashMap<String, PermissionDecision>>,
     client_open: AtomicBool,
     ipc: Option<FileIpc>,
     timeout: Duration,
@@ -283,6 +286,7 @@ impl PermissionBroker {
     pub fn new(client_open: bool, ipc: Option<FileIpc>, timeout: Duration) -> Self {
         PermissionBroker {
             pending: Mutex::new(HashMap::new()),
+            early: Mutex::new(HashMap::new()),
             client_open: AtomicBool::new(client_open),
             ipc,
             timeout,
@@ -308,29 +312,52 @@ impl PermissionBroker {
         }
     }
 
-    /// Delivers a client's answer; false when no request with that id is pending.
+    /// Most early answers kept (a client sending junk ids cannot grow memory without bound).
+    const MAX_EARLY: usize = 256;
+
+    /// Delivers a client's answer. An answer for a request that is not (yet) being waited for
+    /// is kept until it is asked; false when it had to be dropped.
     pub fn answer(&self, request_id: &str, decision: PermissionDecision) -> bool {
-        let sender = self
-            .pending
-            .lock()
-            .ok()
-            .and_then(|mut pending| pending.remove(request_id));
-        match sender {
-            Some(sender) => sender.send(decision).is_ok(),
-            None => false,
+        let Ok(mut pending) = self.pending.lock() else {
+            return false;
+        };
+        if let Some(sender) = pending.remove(request_id) {
+            return sender.send(decision).is_ok();
         }
+        let Ok(mut early) = self.early.lock() else {
+            return false;
+        };
+        if early.len() >= Self::MAX_EARLY {
+            return false;
+        }
+        early.insert(request_id.to_string(), decision);
+        true
     }
 
     /// Gets a decision for `request` (see the module docs for the order).
     pub async fn ask(&self, request: &PermissionRequest) -> Resolution {
-        let stdin_answer = if self.client_open.load(Ordering::SeqCst) {
-            let (tx, rx) = oneshot::channel();
-            if let Ok(mut pending) = self.pending.lock() {
-                pending.insert(request.request_id.clone(), tx);
+        let stdin_answer = match self.pending.lock() {
+            Ok(mut pending) => {
+                let early = self
+                    .early
+                    .lock()
+                    .ok()
+                    .and_then(|mut early| early.remove(&request.request_id));
+                if let Some(decision) = early {
+                    return Resolution {
+                        decision,
+                        source: DecisionSource::Client,
+                    };
+                }
+                if self.client_open.load(Ordering::SeqCst) {
+                    let (tx, rx) = oneshot::channel();
+                    pending.insert(request.request_id.clone(), tx);
+                    Some(rx)
+                } else {
+                    None
+                }
             }
-            Some(rx)
-        } else {
-            None
+            Err(_) => None,
         };
         let ipc_answer = self.ipc.as_ref().map(|ipc| ipc.ask(request, self.timeout));
         if stdin_answer.is_none() && ipc_answer.is_none() {
@@ -428,7 +455,6 @@ mod tests {
         let b = Arc::clone(&broker);
         let asking = tokio::spawn(async move { b.ask(&request("r2")).await });
         tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(!broker.answer("other", PermissionDecision::new(DecisionKind::AllowOnce)));
         assert!(broker.answer("r2", PermissionDecision::new(DecisionKind::AllowSession)));
         let res = asking.await.unwrap();
         assert_eq!(res.source, DecisionSource::Client);
@@ -448,6 +474,15 @@ mod tests {
         let res = asking.await.unwrap();
         assert_eq!(res.source, DecisionSource::NoClient);
         assert_eq!(res.decision.decision, DecisionKind::Deny);
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_arrives_before_the_wait_is_kept() {
+        let broker = PermissionBroker::new(true, None, Duration::from_secs(5));
+        assert!(broker.answer("r5", PermissionDecision::deny("early")));
+        let res = broker.ask(&request("r5")).await;
+        assert_eq!(res.source, DecisionSource::Client);
+        assert_eq!(res.decision.message.as_deref(), Some("early"));
     }
 
     #[test]

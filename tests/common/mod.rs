@@ -1,0 +1,209 @@
+//! Shared harness of the end-to-end tests: the real `bridge` binary, the real pinned CLIs,
+//! the project's mock model server, all inside a loopback-only network namespace.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use regex::Regex;
+use serde_json::Value;
+
+/// The canary API key every e2e test passes: it must never appear in any output.
+pub const CANARY_KEY: &str = "sk-ant-canary-7f3c9a1e5b";
+
+/// Fails the test unless it runs in a network namespace whose only interface is `lo`
+/// (`tests/netns-run` / `scripts/test` provide one): no test may reach a non-loopback address.
+pub fn require_loopback_only_network() {
+    let dev = std::fs::read_to_string("/proc/net/dev").expect("read /proc/net/dev");
+    let others: Vec<&str> = dev
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next().map(str::trim))
+        .filter(|name| *name != "lo")
+        .collect();
+    assert!(
+        others.is_empty(),
+        "end-to-end tests drive real CLIs and must run in a loopback-only network namespace \
+         (run them through scripts/test or tests/netns-run); visible interfaces: {others:?}"
+    );
+}
+
+/// Finds a pinned CLI on PATH (scripts/test puts the installer's bin dirs first).
+pub fn cli_path(name: &str) -> PathBuf {
+    which::which(name).unwrap_or_else(|_| {
+        panic!("`{name}` not found on PATH: run tests/install-clis.sh and add its bin dirs (scripts/test does)")
+    })
+}
+
+/// A scratch home, config dir and project dir for one CLI run.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["home", "home/.claude", "tmp", "work"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        Sandbox { dir }
+    }
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+    pub fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// The bridge binary under test.
+pub fn bridge() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bridge"))
+}
+
+/// `bridge claude send` with a clean environment pointing Claude Code at `base_url`.
+pub fn claude_command(sandbox: &Sandbox, base_url: &str, extra_args: &[&str]) -> Command {
+    let claude = cli_path("claude");
+    let mut cmd = bridge();
+    cmd.env_clear()
+        .arg("claude")
+        .arg("send")
+        .args(extra_args)
+        .current_dir(sandbox.work())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sandbox.home())
+        .env("CLAUDE_CONFIG_DIR", sandbox.home().join(".claude"))
+        .env("TMPDIR", sandbox.root().join("tmp"))
+        .env("LANG", "C.UTF-8")
+        .env("CLAUDE_CODE_PATH", claude)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", "1")
+        .env("ANTHROPIC_BASE_URL", base_url)
+        .env("ANTHROPIC_API_KEY", CANARY_KEY);
+    cmd
+}
+
+/// Runs `cmd` with `stdin` written (no trailing newline, then closed, as the plugin does).
+pub fn run_with_stdin(mut cmd: Command, stdin: &str) -> Output {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn bridge");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .expect("write request");
+    let output = child.wait_with_output().expect("wait bridge");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stdout.contains(CANARY_KEY) && !stderr.contains(CANARY_KEY),
+        "the API key leaked into the output"
+    );
+    output
+}
+
+/// Replaces ids, paths and timings with stable placeholders.
+pub fn redact(text: &str, sandbox: &Sandbox) -> String {
+    let uuid = Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap();
+    let toolu = Regex::new(r"toolu_[A-Za-z0-9]+").unwrap();
+    let msg = Regex::new(r"msg_[A-Za-z0-9]+").unwrap();
+    let root = sandbox.root().to_string_lossy().into_owned();
+    let text = text.replace(&root, "[sandbox]");
+    let text = uuid.replace_all(&text, "[uuid]");
+    let text = toolu.replace_all(&text, "[toolu]");
+    msg.replace_all(&text, "[msg]").into_owned()
+}
+
+/// A stable view of marker output: `[MESSAGE]` payloads (full of versions, timings and tool
+/// lists) become a one-line summary of what the plugin renders from them.
+pub fn markers_view(stdout: &str, sandbox: &Sandbox) -> String {
+    stdout
+        .lines()
+        .map(|line| match line.strip_prefix("[MESSAGE] ") {
+            Some(json) => match serde_json::from_str::<Value>(json) {
+                Ok(v) => format!("[MESSAGE] {}", summarize_message(&v)),
+                Err(_) => line.to_string(),
+            },
+            None => line.to_string(),
+        })
+        .map(|line| redact(&line, sandbox))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn summarize_message(v: &Value) -> String {
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or("?");
+    let mut parts = vec![format!("type={kind}")];
+    if let Some(sub) = v.get("subtype").and_then(Value::as_str) {
+        parts.push(format!("subtype={sub}"));
+    }
+    if let Some(is_error) = v.get("is_error").and_then(Value::as_bool) {
+        parts.push(format!("is_error={is_error}"));
+    }
+    if let Some(content) = v.pointer("/message/content").and_then(Value::as_array) {
+        for block in content {
+            let btype = block.get("type").and_then(Value::as_str).unwrap_or("?");
+            let detail = match btype {
+                "tool_use" => block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                "tool_result" => format!(
+                    "is_error={}",
+                    block
+                        .get("is_error")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false)
+                ),
+                _ => String::new(),
+            };
+            parts.push(format!("{btype}({detail})"));
+        }
+    }
+    parts.join(" ")
+}
+
+/// A stable view of JSONL output: ids redacted, usage numbers and costs kept (the mock is
+/// deterministic), requesting-status lines dropped (their count depends on CLI internals).
+pub fn jsonl_view(stdout: &str, sandbox: &Sandbox) -> String {
+    stdout
+        .lines()
+        .filter(|line| !line.contains(r#""kind":"requesting""#))
+        .map(|line| {
+            let mut v: Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            assert_eq!(v["v"], 1, "every line is versioned: {line}");
+            if let Some(obj) = v.as_object_mut() {
+                obj.shift_remove("seq");
+            }
+            redact(&v.to_string(), sandbox)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The decoded text of every `[CONTENT_DELTA]` line.
+pub fn content_text(stdout: &str) -> String {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("[CONTENT_DELTA] "))
+        .map(|json| serde_json::from_str::<String>(json).expect("delta payload is a JSON string"))
+        .collect()
+}
+
+/// The final `{"success":…}` line, parsed.
+pub fn final_line(stdout: &str) -> Value {
+    let last = stdout.lines().last().expect("some output");
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("last line is not JSON ({e}): {last}"))
+}
