@@ -218,9 +218,8 @@ fn a_stream_cut_midway_is_never_a_silent_success() {
     // Claude Code retries a cut stream; whatever it ends with, the bridge reports what the
     // CLI's own result said, and the streamed text matches the result when it succeeds.
     if last["success"] == true {
-        assert_eq!(
+        assert!(
             content_text(&stdout).ends_with(last["result"].as_str().unwrap()),
-            true,
             "{stdout}"
         );
     } else {
