@@ -146,12 +146,7 @@ impl Options {
 
 /// `$XDG_CACHE_HOME/bridge`, else `~/.cache/bridge` (both must be absolute).
 pub fn cache_dir(env: &ProbeEnv) -> Option<PathBuf> {
-    if let Some(x) = env.var_non_empty("XDG_CACHE_HOME").map(PathBuf::from)
-        && x.is_absolute()
-    {
-        return Some(x.join("bridge"));
-    }
-    env.home().map(|h| h.join(".cache").join("bridge"))
+    sdk_probe::default_cache_dir(env)
 }
 
 fn truthy(v: Option<OsString>) -> bool {

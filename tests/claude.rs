@@ -280,3 +280,45 @@ fn prompt_argument_works_for_terminal_users() {
     assert_eq!(final_line(&stdout)["success"], true, "{stdout}");
     assert!(out.status.success());
 }
+
+#[test]
+fn an_untested_cli_version_is_warned_about_and_the_pinned_one_is_not() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    // Found on PATH (not pinned by an env override): the channel checks the version.
+    let mut cmd = claude_command(&sandbox, &mock.url(), &["--format", "jsonl"]);
+    cmd.env_remove("CLAUDE_CODE_PATH");
+    let out = run_with_stdin(cmd, &request("MOCK:text hi"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(r#""success":true"#), "{stdout}");
+    assert!(
+        !stdout.contains("untested_version"),
+        "2.1.197 is tested: {stdout}"
+    );
+
+    // A `claude` that reports an old version, first on PATH, wrapping the real one.
+    let fake_dir = sandbox.root().join("old-claude");
+    std::fs::create_dir_all(&fake_dir).unwrap();
+    let real = cli_path("claude");
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.0.1 (Claude Code)'; exit 0; fi\nexec '{}' \"$@\"\n",
+        real.display()
+    );
+    let fake = fake_dir.join("claude");
+    std::fs::write(&fake, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", fake_dir.display(), std::env::var("PATH").unwrap());
+    let mut cmd = claude_command(&sandbox, &mock.url(), &["--format", "jsonl"]);
+    cmd.env_remove("CLAUDE_CODE_PATH").env("PATH", path);
+    let out = run_with_stdin(cmd, &request("MOCK:slow hi"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let warning = stdout
+        .lines()
+        .find(|l| l.contains(r#""code":"untested_version""#))
+        .unwrap_or_else(|| panic!("no untested-version warning:\n{stdout}"));
+    assert!(
+        warning.contains("2.0.1") && warning.contains("2.1.197"),
+        "{warning}"
+    );
+}

@@ -40,6 +40,7 @@
 #![deny(missing_docs)]
 
 mod cache;
+mod check;
 mod env;
 mod report;
 mod resolve;
@@ -48,6 +49,7 @@ mod spec;
 mod version;
 
 pub use cache::VersionCache;
+pub use check::{default_cache_dir, untested_version_warning};
 pub use env::{ProbeEnv, default_system_dirs, is_secret_name};
 pub use report::{
     AuthHint, AuthKind, DEFAULT_TIMEOUT, ProbeReport, Prober, Status, probe, probe_all,

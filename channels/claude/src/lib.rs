@@ -83,8 +83,8 @@ pub const PROBE: sdk_probe::ProbeSpec = sdk_probe::ProbeSpec {
 
 /// Where the `claude` executable is: `CLAUDE_CODE_PATH` / `CLAUDE_BIN` / `CLAUDE_CLI_PATH`,
 /// then PATH, then the usual install directories (see [`sdk_probe::resolve_binary`]).
-pub fn resolve_cli() -> Option<PathBuf> {
-    sdk_probe::resolve_binary(&PROBE, &sdk_probe::ProbeEnv::from_process()).map(|r| r.path)
+pub fn resolve_cli() -> Option<sdk_probe::Resolved> {
+    sdk_probe::resolve_binary(&PROBE, &sdk_probe::ProbeEnv::from_process())
 }
 
 /// The stream-json user message carrying the prompt (and images) for stdin.
@@ -228,6 +228,21 @@ pub fn build_turn(
     Ok((turn, warnings))
 }
 
+/// Warns (in the background, never delaying the turn) when the CLI is outside the tested
+/// range. The version comes from the cache `bridge system status` keeps, so this is usually a
+/// `stat`; a cold cache costs one `claude --version` running next to the turn.
+fn spawn_version_check(program: PathBuf, ctx: TurnContext) {
+    tokio::spawn(async move {
+        let env = sdk_probe::ProbeEnv::from_process();
+        let timeout = std::time::Duration::from_secs(5);
+        if let Some(message) =
+            sdk_probe::untested_version_warning(&PROBE, &program, &env, timeout).await
+        {
+            ctx.emit(Event::warning("untested_version", message)).await;
+        }
+    });
+}
+
 impl Channel for ClaudeChannel {
     fn id(&self) -> &'static str {
         ID
@@ -239,7 +254,7 @@ impl Channel for ClaudeChannel {
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            let Some(program) = resolve_cli() else {
+            let Some(resolved) = resolve_cli() else {
                 let info = ErrorInfo {
                     code: ErrorCode::CliNotFound,
                     message: format!(
@@ -250,7 +265,10 @@ impl Channel for ClaudeChannel {
                 ctx.fail(info, request.session_id.clone()).await;
                 return;
             };
-            let (turn, warnings) = match build_turn(program, &request) {
+            // A binary named explicitly through an env override is the user's choice: it is not
+            // second-guessed (nor run with `--version`).
+            let explicit = matches!(resolved.source, sdk_probe::Source::Env { .. });
+            let (turn, warnings) = match build_turn(resolved.path, &request) {
                 Ok(built) => built,
                 Err(message) => {
                     let info = ErrorInfo {
@@ -264,6 +282,9 @@ impl Channel for ClaudeChannel {
             };
             for warning in warnings {
                 ctx.emit(warning).await;
+            }
+            if !explicit {
+                spawn_version_check(turn.command.program.clone(), ctx.clone());
             }
             run_process_turn(turn, Box::new(ClaudeNormalizer::new()), ctx).await;
         })
