@@ -102,11 +102,25 @@ fn main() -> ExitCode {
     let router = bridge::router();
     let Some(provider) = cli.provider.clone() else {
         eprintln!(
-            "usage: bridge <provider> <command> [PROMPT]   |   bridge system status [--json]\nproviders: {}",
+            "usage: bridge <provider> <command> [PROMPT]   |   bridge system status [--json]   |   bridge schema [events|control]\nproviders: {}",
             router.ids().join(", ")
         );
         return fail_line("No provider specified");
     };
+    if provider == "schema" {
+        let schema = match cli.command.as_deref() {
+            None | Some("events") => bridge::core::schema::jsonl_line_schema(),
+            Some("control") => bridge::core::schema::control_line_schema(),
+            Some(other) => {
+                return fail_line(&format!("Unknown schema: {other} (use events or control)"));
+            }
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&schema).unwrap_or_default()
+        );
+        return ExitCode::SUCCESS;
+    }
     if provider == "system" {
         return bridge::system::run(cli.command.as_deref(), cli.json);
     }

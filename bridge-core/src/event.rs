@@ -14,7 +14,7 @@ pub const PROTOCOL_VERSION: u32 = 1;
 ///
 /// Serialized with an internal `type` tag in `snake_case`, e.g.
 /// `{"type":"text_delta","text":"Hi"}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A turn begins (always the first event of a turn).
@@ -87,7 +87,7 @@ pub enum Event {
 }
 
 /// What kind of work a tool call does, normalized across providers (the ACP tool kinds).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolKind {
     /// Reads files or other data.
@@ -113,7 +113,7 @@ pub enum ToolKind {
 }
 
 /// A tool call the model made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolUse {
     /// Provider tool call id; [`ToolResult::tool_use_id`] refers to it.
     pub id: String,
@@ -129,7 +129,7 @@ pub struct ToolUse {
 }
 
 /// A change to one file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileDiff {
     /// Path of the file.
     pub path: String,
@@ -142,7 +142,7 @@ pub struct FileDiff {
 }
 
 /// The outcome of a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolResult {
     /// The [`ToolUse::id`] this answers.
     pub tool_use_id: String,
@@ -153,7 +153,7 @@ pub struct ToolResult {
 }
 
 /// Which span a [`Usage`] covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UsageScope {
     /// One model response (what ai-bridge prints as `[USAGE]`).
@@ -163,7 +163,7 @@ pub enum UsageScope {
 }
 
 /// Token usage. Counts a provider does not report are zero or `None`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
     /// Which span this covers.
     pub scope: UsageScope,
@@ -184,7 +184,7 @@ pub struct Usage {
 }
 
 /// Provider activity that is neither output nor failure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Status {
     /// What is happening.
     pub kind: StatusKind,
@@ -199,7 +199,7 @@ pub struct Status {
 }
 
 /// Kinds of [`Status`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StatusKind {
     /// The provider retries a failed API call.
@@ -213,7 +213,7 @@ pub enum StatusKind {
 }
 
 /// Why a turn failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorInfo {
     /// Machine-readable category.
     pub code: ErrorCode,
@@ -225,7 +225,7 @@ pub struct ErrorInfo {
 }
 
 /// Categories of [`ErrorInfo`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The request JSON was malformed or had wrong field types.
@@ -249,7 +249,7 @@ pub enum ErrorCode {
 }
 
 /// How a turn ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TurnEnd {
     /// Whether the provider's own terminal event reported success.
     pub success: bool,
@@ -267,7 +267,7 @@ pub struct TurnEnd {
 }
 
 /// Normalized stop reasons.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The model finished its answer.

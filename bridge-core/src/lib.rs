@@ -32,6 +32,7 @@ pub mod permission_ipc;
 pub mod process;
 pub mod redact;
 pub mod request;
+pub mod schema;
 pub mod turn;
 
 pub use channel::{Channel, Router};

@@ -27,7 +27,7 @@ use crate::event::ToolKind;
 use crate::permission_ipc::FileIpc;
 
 /// What is being asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestKind {
     /// May the agent run this tool?
@@ -39,7 +39,7 @@ pub enum RequestKind {
 }
 
 /// The decisions a client can send.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionKind {
     /// Allow this call.
@@ -53,7 +53,7 @@ pub enum DecisionKind {
 }
 
 /// An approval the agent is waiting for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionRequest {
     /// Id to answer with.
@@ -84,7 +84,7 @@ pub struct PermissionRequest {
 }
 
 /// A client's answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionDecision {
     /// The decision.
@@ -202,7 +202,7 @@ impl PermissionDecision {
 }
 
 /// Who decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionSource {
     /// The client, over stdin.
@@ -227,7 +227,7 @@ pub struct Resolution {
 }
 
 /// What the bridge actually did with a decision, reported as an event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EffectiveDecision {
     /// The request answered.
