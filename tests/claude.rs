@@ -227,8 +227,15 @@ fn a_stream_cut_midway_is_never_a_silent_success() {
     }
 }
 
-#[test]
-fn interrupt_during_a_slow_stream_stops_within_seconds() {
+enum Stop {
+    ControlLine,
+    Signal(i32),
+}
+
+/// Interrupts a slow stream after the third delta and checks the plugin-visible outcome and
+/// that nothing of the CLI's process group is left.
+fn interrupt_slow_stream(stop: Stop) {
+    use std::io::{BufRead, Write};
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let mut cmd = claude_command(&sandbox, &mock.url(), &[]);
@@ -237,36 +244,68 @@ fn interrupt_during_a_slow_stream_stops_within_seconds() {
         .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    use std::io::{BufRead, Write};
     stdin
         .write_all(request("MOCK:slow talk").as_bytes())
         .unwrap();
     stdin.write_all(b"\n").unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut reader = std::io::BufReader::new(stdout);
-    let mut seen = String::new();
-    let mut deltas = 0;
-    let mut line = String::new();
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut seen, mut line, mut deltas) = (String::new(), String::new(), 0);
+    let mut groups = Vec::new();
+    let mut stopped_at = None;
     while reader.read_line(&mut line).unwrap() > 0 {
         seen.push_str(&line);
         if line.starts_with("[CONTENT_DELTA]") {
             deltas += 1;
             if deltas == 3 {
-                stdin.write_all(b"{\"type\":\"interrupt\"}\n").unwrap();
+                // The CLI runs as the leader of its own group: its pid is the group id.
+                groups = children_of(child.id());
+                assert!(!groups.is_empty(), "the CLI is a child of the bridge");
+                match stop {
+                    Stop::ControlLine => stdin.write_all(b"{\"type\":\"interrupt\"}\n").unwrap(),
+                    // SAFETY: signalling our own child process.
+                    Stop::Signal(sig) => unsafe {
+                        libc::kill(child.id() as i32, sig);
+                    },
+                }
+                stopped_at = Some(std::time::Instant::now());
             }
         }
         line.clear();
     }
-    let started = std::time::Instant::now();
     let status = child.wait().unwrap();
-    assert!(started.elapsed() < std::time::Duration::from_secs(15));
-    assert!(deltas >= 3, "{seen}");
+    let stopped_at = stopped_at.unwrap_or_else(|| panic!("never reached 3 deltas: {seen}"));
+    assert!(stopped_at.elapsed() < std::time::Duration::from_secs(15));
     assert!(deltas < 40, "the stream was not interrupted: {seen}");
     let last = final_line(&seen);
     assert_eq!(last["success"], false);
     assert_eq!(last["error"], "User interrupted");
     assert!(seen.contains("[STREAM_END]\n[MESSAGE_END]\n"), "{seen}");
+    assert!(
+        !seen.contains("[SEND_ERROR]"),
+        "an interrupt is not an error for the plugin: {seen}"
+    );
     assert_eq!(status.code(), Some(130));
+    for pgid in groups {
+        assert!(
+            !group_alive(pgid),
+            "process group {pgid} outlived the bridge"
+        );
+    }
+}
+
+#[test]
+fn interrupt_control_line_during_a_slow_stream_stops_within_seconds() {
+    interrupt_slow_stream(Stop::ControlLine);
+}
+
+#[test]
+fn sigterm_to_the_bridge_stops_the_turn_and_its_process_group() {
+    interrupt_slow_stream(Stop::Signal(libc::SIGTERM));
+}
+
+#[test]
+fn sigint_to_the_bridge_stops_the_turn_and_its_process_group() {
+    interrupt_slow_stream(Stop::Signal(libc::SIGINT));
 }
 
 #[test]

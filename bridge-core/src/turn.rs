@@ -295,6 +295,10 @@ pub async fn run_process_turn(
                         Event::TurnEnd(end) => {
                             ended.get_or_insert(end);
                         }
+                        // Once an interrupt was requested, the provider's own error for the
+                        // aborted turn is the interrupt itself: the turn ends as interrupted,
+                        // not as a failure the user has to read.
+                        Event::Error(_) if interrupting => {}
                         event if ended.is_none() => {
                             // The request goes out before anything can answer it.
                             let request = match &event {

@@ -2,6 +2,8 @@
 //! the project's mock model server, all inside a loopback-only network namespace.
 #![allow(dead_code)]
 
+pub mod acp;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -87,6 +89,31 @@ pub fn claude_command(sandbox: &Sandbox, base_url: &str, extra_args: &[&str]) ->
         .env("CLAUDE_CODE_MAX_RETRIES", "1")
         .env("ANTHROPIC_BASE_URL", base_url)
         .env("ANTHROPIC_API_KEY", CANARY_KEY);
+    cmd
+}
+
+/// `bridge codex send` with a clean environment: `CODEX_HOME` inside the sandbox, the pinned
+/// CLI named by `CODEX_PATH` (the channel runs the native binary behind its npm shim), and the
+/// bridge's model provider limited to one attempt (`BRIDGE_CODEX_MAX_RETRIES=0`), so HTTP errors
+/// fail at once. Codex ignores `OPENAI_BASE_URL`: the mock's URL and key travel in the request
+/// (`baseUrl`, `apiKey`), as the plugin sends them, and the channel maps them to a provider.
+pub fn codex_command(sandbox: &Sandbox, extra_args: &[&str]) -> Command {
+    let codex = cli_path("codex");
+    let codex_home = sandbox.home().join(".codex");
+    std::fs::create_dir_all(&codex_home).expect("create CODEX_HOME");
+    let mut cmd = bridge();
+    cmd.env_clear()
+        .arg("codex")
+        .arg("send")
+        .args(extra_args)
+        .current_dir(sandbox.work())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sandbox.home())
+        .env("CODEX_HOME", codex_home)
+        .env("TMPDIR", sandbox.root().join("tmp"))
+        .env("LANG", "C.UTF-8")
+        .env("CODEX_PATH", codex)
+        .env("BRIDGE_CODEX_MAX_RETRIES", "0");
     cmd
 }
 
@@ -206,4 +233,47 @@ pub fn content_text(stdout: &str) -> String {
 pub fn final_line(stdout: &str) -> Value {
     let last = stdout.lines().last().expect("some output");
     serde_json::from_str(last).unwrap_or_else(|e| panic!("last line is not JSON ({e}): {last}"))
+}
+
+/// Pids whose parent is `pid` (from /proc).
+pub fn children_of(pid: u32) -> Vec<i32> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised command name: state, ppid, pgrp, …
+        let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let _state = fields.next();
+        if fields.next().and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            children.push(child);
+        }
+    }
+    children
+}
+
+/// True while any process of process group `pgid` exists (zombies excluded).
+pub fn group_alive(pgid: i32) -> bool {
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<i32>().ok() == Some(pgid) {
+            return true;
+        }
+    }
+    false
 }
