@@ -242,6 +242,7 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
         raw: cli.raw,
         limits,
         permissions: Some(broker),
+        abort: stdout_closed.clone(),
     };
     let mut writer = LineWriter::new(std::io::stdout().lock(), redactor);
     let outcome = run_send(channel, request, &options, &mut writer, cancel).await;

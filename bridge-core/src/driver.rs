@@ -30,6 +30,9 @@ pub struct SendOptions {
     pub limits: TurnLimits,
     /// Who answers approvals (default: nobody, every approval is denied at once).
     pub permissions: Option<Arc<PermissionBroker>>,
+    /// Cancelled when the output's reader is gone; the turn then stops without grace periods.
+    /// The driver also cancels it itself when a write fails.
+    pub abort: CancellationToken,
 }
 
 /// How a send ended, for the exit code.
@@ -70,6 +73,7 @@ pub async fn run_send<W: Write>(
             }
             if writer.write_line(line).is_err() {
                 outcome.stdout_closed = true;
+                options.abort.cancel();
                 cancel.cancel();
             }
         }
@@ -116,6 +120,7 @@ pub async fn run_send<W: Write>(
     if let Some(broker) = &options.permissions {
         ctx.permissions = Arc::clone(broker);
     }
+    ctx.abort = options.abort.clone();
     let task = tokio::spawn(channel.send(request, ctx));
     let mut error_seen = false;
     let mut ended = false;

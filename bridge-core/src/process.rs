@@ -174,6 +174,7 @@ pub struct ChildProcess {
     pgid: Option<i32>,
     reaped: bool,
     stderr_tail: Arc<Mutex<StderrTail>>,
+    stderr_task: Option<tokio::task::JoinHandle<()>>,
     activity: tokio::sync::watch::Sender<u64>,
 }
 
@@ -203,6 +204,24 @@ impl ChildProcess {
             .kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
+        #[cfg(target_os = "linux")]
+        {
+            // If the bridge is SIGKILLed (no chance to stop the group), the kernel kills the
+            // CLI. The signal fires when the spawning thread exits; tokio's worker threads
+            // live as long as the runtime, which outlives every child we spawn.
+            let parent = std::process::id();
+            // SAFETY: the closure runs between fork and exec and only calls async-signal-safe
+            // functions (prctl, getppid, kill).
+            unsafe {
+                command.pre_exec(move || {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    if libc::getppid() as u32 != parent {
+                        libc::kill(libc::getpid(), libc::SIGKILL);
+                    }
+                    Ok(())
+                });
+            }
+        }
         let mut child = command.spawn().map_err(|source| SpawnError {
             program: spec.program.display().to_string(),
             source,
@@ -210,10 +229,11 @@ impl ChildProcess {
         let pgid = child.id().and_then(|id| i32::try_from(id).ok());
         let stderr_tail = Arc::new(Mutex::new(StderrTail::default()));
         let (activity, _) = tokio::sync::watch::channel(0u64);
+        let mut stderr_task = None;
         if let Some(stderr) = child.stderr.take() {
             let tail = Arc::clone(&stderr_tail);
             let activity = activity.clone();
-            tokio::spawn(async move {
+            stderr_task = Some(tokio::spawn(async move {
                 let mut reader = LineReader::new(stderr, 64 * 1024);
                 while let Ok(Some(item)) = reader.next_line().await {
                     activity.send_modify(|n| *n += 1);
@@ -225,13 +245,14 @@ impl ChildProcess {
                         tail.push(line);
                     }
                 }
-            });
+            }));
         }
         Ok(ChildProcess {
             child,
             pgid,
             reaped: false,
             stderr_tail,
+            stderr_task,
             activity,
         })
     }
@@ -257,6 +278,18 @@ impl ChildProcess {
             .lock()
             .map(|tail| tail.text())
             .unwrap_or_default()
+    }
+
+    /// The last stderr lines once the stderr pipe is drained, waiting at most `max_wait` (a
+    /// grandchild may keep the pipe open). Use this for error reports after the child exited:
+    /// the drain task may still be catching up with what the child wrote just before exiting.
+    pub async fn settled_stderr_tail(&mut self, max_wait: Duration) -> String {
+        if let Some(task) = self.stderr_task.as_mut()
+            && tokio::time::timeout(max_wait, task).await.is_ok()
+        {
+            self.stderr_task = None;
+        }
+        self.stderr_tail()
     }
 
     /// The process group id (the leader's pid).

@@ -264,13 +264,12 @@ impl Request {
 
     /// Parses one request JSON object. Unknown fields are kept in [`Request::extra`].
     pub fn from_json(bytes: &[u8]) -> Result<Request, RequestError> {
-        let text = String::from_utf8_lossy(bytes);
-        let text = text.trim();
-        if text.is_empty() {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(RequestError::Empty);
         }
+        // Same rules as [`read_request`]: strict UTF-8, JSON whitespace only.
         let value: Value =
-            serde_json::from_str(text).map_err(|e| RequestError::Malformed(e.to_string()))?;
+            serde_json::from_slice(bytes).map_err(|e| RequestError::Malformed(e.to_string()))?;
         Request::from_value(value)
     }
 
@@ -320,8 +319,14 @@ impl Request {
         })
     }
 
-    /// Checks what can only be checked against the machine: the working directory exists.
+    /// Checks the whole request as it will be run, including fields set after parsing (e.g.
+    /// from command-line flags): a safe session id, an existing working directory.
     pub fn validate(&self) -> Result<(), RequestError> {
+        if let Some(id) = &self.session_id
+            && !valid_session_id(id)
+        {
+            return Err(RequestError::BadSessionId);
+        }
         if let Some(cwd) = &self.cwd
             && !cwd.is_dir()
         {
@@ -450,6 +455,13 @@ mod tests {
         }
         let ok = Request::from_json(br#"{"message":"hi","threadId":"0199a-b_c.d:e"}"#).unwrap();
         assert_eq!(ok.session_id.as_deref(), Some("0199a-b_c.d:e"));
+    }
+
+    #[test]
+    fn validate_rechecks_a_session_id_set_after_parsing() {
+        let mut req = Request::from_prompt("hi");
+        req.session_id = Some("../../etc/passwd".into());
+        assert_eq!(req.validate(), Err(RequestError::BadSessionId));
     }
 
     #[test]

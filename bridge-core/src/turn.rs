@@ -119,6 +119,9 @@ pub struct TurnContext {
     pub raw: bool,
     /// Who answers approvals.
     pub permissions: Arc<PermissionBroker>,
+    /// Cancelled when nobody reads the output any more (stdout closed): the turn stops at once,
+    /// without the graceful-interrupt grace period.
+    pub abort: CancellationToken,
 }
 
 impl TurnContext {
@@ -130,6 +133,7 @@ impl TurnContext {
             limits,
             raw: false,
             permissions: Arc::new(PermissionBroker::unattended()),
+            abort: CancellationToken::new(),
         }
     }
 
@@ -243,6 +247,7 @@ pub async fn run_process_turn(
         let idle_deadline = last_activity + limits.idle;
         tokio::select! {
             biased;
+            _ = ctx.abort.cancelled() => break 'read Stop::ConsumerGone,
             _ = ctx.cancel.cancelled(), if !interrupting => {
                 interrupting = true;
                 match (&turn.interrupt_payload, &stdin_tx) {
@@ -369,7 +374,7 @@ pub async fn run_process_turn(
                         &ctx,
                         ErrorCode::ExitedEarly,
                         message,
-                        &child,
+                        &mut child,
                         session_id.clone(),
                     )
                     .await
@@ -386,7 +391,7 @@ pub async fn run_process_turn(
                 &ctx,
                 ErrorCode::IdleTimeout,
                 message,
-                &child,
+                &mut child,
                 session_id.clone(),
             )
             .await
@@ -401,7 +406,7 @@ pub async fn run_process_turn(
                 &ctx,
                 ErrorCode::WallTimeout,
                 message,
-                &child,
+                &mut child,
                 session_id.clone(),
             )
             .await
@@ -475,10 +480,10 @@ async fn failure(
     ctx: &TurnContext,
     code: ErrorCode,
     message: String,
-    child: &ChildProcess,
+    child: &mut ChildProcess,
     session_id: Option<String>,
 ) -> TurnEnd {
-    let tail = child.stderr_tail();
+    let tail = child.settled_stderr_tail(Duration::from_secs(1)).await;
     ctx.emit(Event::Error(ErrorInfo {
         code,
         message: message.clone(),

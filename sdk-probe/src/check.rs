@@ -116,3 +116,39 @@ mod tests {
         );
     }
 }
+
+/// Where a channel's CLI is, with what the user should know about the search.
+#[derive(Debug, Clone)]
+pub struct Located {
+    /// The binary to run.
+    pub resolved: crate::Resolved,
+    /// Problems seen on the way (an override that points nowhere).
+    pub warnings: Vec<String>,
+}
+
+/// Finds `spec`'s CLI for a turn, or explains in one message why it cannot be run: which
+/// binary, which package installs it, which variable can point at it, and any override that
+/// was set but unusable.
+pub fn locate(spec: &ProbeSpec, env: &ProbeEnv) -> Result<Located, String> {
+    let resolution = crate::resolve(spec, env);
+    match resolution.found {
+        Some(resolved) => Ok(Located {
+            resolved,
+            warnings: resolution.warnings,
+        }),
+        None => {
+            let binary = spec.binaries.first().copied().unwrap_or(spec.id);
+            let mut message = format!(
+                "{} CLI (`{binary}`) not found on PATH or in the usual install directories; install it with `{}`",
+                spec.display_name, spec.install_hint
+            );
+            if let Some(var) = spec.env_overrides.first() {
+                message.push_str(&format!(" or set {var} to its path"));
+            }
+            for warning in resolution.warnings {
+                message.push_str(&format!(" ({warning})"));
+            }
+            Err(message)
+        }
+    }
+}

@@ -49,7 +49,7 @@ mod spec;
 mod version;
 
 pub use cache::VersionCache;
-pub use check::{default_cache_dir, untested_version_warning};
+pub use check::{Located, default_cache_dir, locate, untested_version_warning};
 pub use env::{ProbeEnv, default_system_dirs, is_secret_name};
 pub use report::{
     AuthHint, AuthKind, DEFAULT_TIMEOUT, ProbeReport, Prober, Status, probe, probe_all,

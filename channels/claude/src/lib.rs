@@ -83,8 +83,8 @@ pub const PROBE: sdk_probe::ProbeSpec = sdk_probe::ProbeSpec {
 
 /// Where the `claude` executable is: `CLAUDE_CODE_PATH` / `CLAUDE_BIN` / `CLAUDE_CLI_PATH`,
 /// then PATH, then the usual install directories (see [`sdk_probe::resolve_binary`]).
-pub fn resolve_cli() -> Option<sdk_probe::Resolved> {
-    sdk_probe::resolve_binary(&PROBE, &sdk_probe::ProbeEnv::from_process())
+pub fn resolve_cli() -> Result<sdk_probe::Located, String> {
+    sdk_probe::locate(&PROBE, &sdk_probe::ProbeEnv::from_process())
 }
 
 /// The stream-json user message carrying the prompt (and images) for stdin.
@@ -254,16 +254,22 @@ impl Channel for ClaudeChannel {
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            let Some(resolved) = resolve_cli() else {
-                let info = ErrorInfo {
-                    code: ErrorCode::CliNotFound,
-                    message: format!(
-                        "Claude Code CLI (`claude`) not found on PATH or in the usual install directories; install it with `npm i -g {NPM_PACKAGE}` or set CLAUDE_CODE_PATH"
-                    ),
-                    stderr_tail: None,
-                };
-                ctx.fail(info, request.session_id.clone()).await;
-                return;
+            let resolved = match resolve_cli() {
+                Ok(located) => {
+                    for warning in located.warnings {
+                        ctx.emit(Event::warning("cli_path", warning)).await;
+                    }
+                    located.resolved
+                }
+                Err(message) => {
+                    let info = ErrorInfo {
+                        code: ErrorCode::CliNotFound,
+                        message,
+                        stderr_tail: None,
+                    };
+                    ctx.fail(info, request.session_id.clone()).await;
+                    return;
+                }
             };
             // A binary named explicitly through an env override is the user's choice: it is not
             // second-guessed (nor run with `--version`).

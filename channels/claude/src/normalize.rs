@@ -35,10 +35,56 @@ pub struct ClaudeNormalizer {
 #[derive(Debug, Default)]
 struct MessageFill {
     id: Option<String>,
-    text_streamed: String,
+    text_streamed: Streamed,
     text_snapshot: String,
-    thinking_streamed: String,
+    thinking_streamed: Streamed,
     thinking_snapshot: String,
+}
+
+/// What was streamed so far, in constant memory: its length and a running FNV-1a hash, enough
+/// to tell whether a snapshot starts with it (a flood of deltas must not be kept in memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Streamed {
+    len: usize,
+    hash: u64,
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+fn fnv(mut hash: u64, bytes: &[u8]) -> u64 {
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(FNV_PRIME);
+    }
+    hash
+}
+
+impl Default for Streamed {
+    fn default() -> Self {
+        Streamed {
+            len: 0,
+            hash: FNV_OFFSET,
+        }
+    }
+}
+
+impl Streamed {
+    fn push(&mut self, text: &str) {
+        self.len += text.len();
+        self.hash = fnv(self.hash, text.as_bytes());
+    }
+
+    fn of(text: &str) -> Streamed {
+        let mut streamed = Streamed::default();
+        streamed.push(text);
+        streamed
+    }
+
+    /// Whether `snapshot` begins with exactly what was streamed.
+    fn is_prefix_of(&self, snapshot: &str) -> bool {
+        snapshot.is_char_boundary(self.len) && Streamed::of(&snapshot[..self.len]) == *self
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -109,22 +155,28 @@ fn tool_diff(name: &str, input: &Value) -> Option<FileDiff> {
 
 /// Appends the part of `snapshot` not yet covered by `streamed` as a delta.
 fn fill_tail(
-    streamed: &mut String,
+    streamed: &mut Streamed,
     snapshot: &str,
     delta: impl Fn(String) -> Event,
     out: &mut Vec<Event>,
 ) {
-    if let Some(tail) = snapshot.strip_prefix(streamed.as_str()) {
+    if streamed.len > snapshot.len() {
+        // More was streamed than the snapshots hold so far (a later block's deltas arrived
+        // before its snapshot): nothing to fill.
+        return;
+    }
+    if streamed.is_prefix_of(snapshot) {
+        let tail = &snapshot[streamed.len..];
         if !tail.is_empty() {
             out.push(delta(tail.to_string()));
-            streamed.push_str(tail);
+            streamed.push(tail);
         }
-    } else if !streamed.starts_with(snapshot) {
+    } else {
         // The snapshot disagrees with what was streamed (a retried response that differs):
         // start a new segment with the full snapshot rather than splicing mismatched text.
         out.push(Event::BlockReset);
         out.push(delta(snapshot.to_string()));
-        *streamed = snapshot.to_string();
+        *streamed = Streamed::of(snapshot);
     }
 }
 
@@ -219,13 +271,13 @@ impl ClaudeNormalizer {
                 match str_at(delta, "type") {
                     Some("text_delta") => {
                         if let Some(text) = str_at(delta, "text").filter(|t| !t.is_empty()) {
-                            self.message.text_streamed.push_str(text);
+                            self.message.text_streamed.push(text);
                             out.push(Event::TextDelta { text: text.into() });
                         }
                     }
                     Some("thinking_delta") => {
                         if let Some(text) = str_at(delta, "thinking").filter(|t| !t.is_empty()) {
-                            self.message.thinking_streamed.push_str(text);
+                            self.message.thinking_streamed.push(text);
                             out.push(Event::ThinkingDelta { text: text.into() });
                         }
                     }
@@ -499,6 +551,23 @@ mod tests {
             r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Hello"}]},"parent_tool_use_id":null}"#,
         ]);
         assert_eq!(events.last(), Some(&Event::TextDelta { text: "lo".into() }));
+    }
+
+    #[test]
+    fn a_snapshot_that_disagrees_with_the_stream_starts_a_new_segment() {
+        let events = run(&[
+            r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Goodbye"}]},"parent_tool_use_id":null}"#,
+        ]);
+        let n = events.len();
+        assert_eq!(events[n - 2], Event::BlockReset);
+        assert_eq!(
+            events[n - 1],
+            Event::TextDelta {
+                text: "Goodbye".into()
+            }
+        );
     }
 
     #[test]
