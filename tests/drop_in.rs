@@ -1,0 +1,118 @@
+//! The `channel-manager.js` shim: a plugin that can only run `node channel-manager.js <provider>
+//! <command>` gets exactly what the native binary prints, and its stop button still works.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+fn shim() -> Command {
+    let mut cmd = Command::new("node");
+    cmd.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/channel-manager.js"
+    ))
+    .env("BRIDGE_BIN", env!("CARGO_BIN_EXE_bridge"));
+    cmd
+}
+
+fn fake_cli(dir: &std::path::Path, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("claude");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn run(mut cmd: Command, input: &str) -> std::process::Output {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("node is installed");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn the_shim_prints_exactly_what_the_binary_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = fake_cli(
+        dir.path(),
+        r#"read line
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"s-1"}'
+printf '%s\n' '{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"Hi\nthere"}},"parent_tool_use_id":null,"session_id":"s-1"}'
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"Hi\nthere","session_id":"s-1"}'"#,
+    );
+    let request = r#"{"message":"hello"}"#;
+    let mut via_shim = shim();
+    via_shim
+        .args(["claude", "send"])
+        .env("CLAUDE_CODE_PATH", &cli);
+    let mut direct = Command::new(env!("CARGO_BIN_EXE_bridge"));
+    direct
+        .args(["claude", "send"])
+        .env("CLAUDE_CODE_PATH", &cli);
+    let (a, b) = (run(via_shim, request), run(direct, request));
+    assert_eq!(
+        String::from_utf8_lossy(&a.stdout),
+        String::from_utf8_lossy(&b.stdout)
+    );
+    assert!(String::from_utf8_lossy(&a.stdout).contains(r#"[CONTENT_DELTA] "Hi\nthere""#));
+    assert_eq!(a.status.code(), Some(0));
+
+    let mut bad = shim();
+    bad.args(["nope", "send"]);
+    let out = run(bad, request);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        r#"{"success":false,"error":"Invalid provider: nope"}"#
+    );
+}
+
+#[test]
+fn sigterm_to_the_shim_interrupts_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = fake_cli(
+        dir.path(),
+        r#"read line
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"s-2"}'
+exec sleep 30"#,
+    );
+    let mut cmd = shim();
+    cmd.args(["claude", "send"])
+        .env("CLAUDE_CODE_PATH", &cli)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"message":"hi"}"#)
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let is_session = line.starts_with("[SESSION_ID]");
+        seen.push(line);
+        if is_session {
+            break;
+        }
+    }
+    let started = std::time::Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    seen.extend(lines.map(|l| l.unwrap()));
+    let status = child.wait().unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    let last = seen.last().unwrap();
+    assert!(last.contains(r#""error":"User interrupted""#), "{seen:?}");
+    assert_eq!(status.code(), Some(130));
+}
