@@ -2,7 +2,6 @@
 //! the project's mock model server, all inside a loopback-only network namespace.
 #![allow(dead_code)]
 
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
