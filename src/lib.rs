@@ -6,7 +6,8 @@
 //!   [`core::Channel`] trait, and the process runner;
 //! * [`permission_mapper`]: unified permission modes ⇄ each provider's settings;
 //! * [`sdk_probe`]: is each CLI installed, where, which version;
-//! * [`claude`]: the Claude Code channel.
+//! * [`claude`]: the Claude Code channel;
+//! * [`codex`]: the Codex channel.
 //!
 //! # Example: one turn as a stream of events
 //!
@@ -34,16 +35,19 @@ use std::sync::Arc;
 pub mod system;
 
 pub use bridge_channel_claude as claude;
+pub use bridge_channel_codex as codex;
 pub use bridge_core as core;
 pub use permission_mapper;
 pub use sdk_probe;
 
 /// What `bridge system status` probes: one spec per built-in provider.
 pub fn probe_specs() -> Vec<sdk_probe::ProbeSpec> {
-    vec![claude::PROBE]
+    vec![claude::PROBE, codex::PROBE]
 }
 
 /// The router with every built-in provider registered.
 pub fn router() -> core::Router {
-    core::Router::new().with(Arc::new(claude::ClaudeChannel::new()))
+    core::Router::new()
+        .with(Arc::new(claude::ClaudeChannel::new()))
+        .with(Arc::new(codex::CodexChannel::new()))
 }

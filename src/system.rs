@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use sdk_probe::{AuthSource, ProbeEnv, ProbeSpec, Version, VersionRange};
+use sdk_probe::{ProbeEnv, ProbeSpec};
 
 mod compat;
 mod status;
@@ -33,31 +33,12 @@ mod status;
 pub use compat::{SdkStatus, expected_path, sdk_status};
 pub use status::{CacheReport, LoginShellReport, LoginShellStatus, StatusReport, status};
 
-/// The Codex CLI, probed here until a codex channel crate exists and declares its own spec (it
-/// will then come from [`crate::probe_specs`], and this one is no longer added by [`specs`]).
-pub const CODEX_PROBE: ProbeSpec = ProbeSpec {
-    env_overrides: &["CODEX_PATH", "CODEX_BIN"],
-    tested: Some(VersionRange::exactly(Version::new(0, 171, 0))),
-    install_hint: "npm i -g @openai/codex",
-    auth: &[
-        AuthSource::Env("OPENAI_API_KEY"),
-        AuthSource::Env("CODEX_API_KEY"),
-        AuthSource::File(".codex/auth.json"),
-    ],
-    ..ProbeSpec::new("codex", "Codex CLI", &["codex"])
-};
-
 /// The system commands, for help texts.
 pub const COMMANDS: &[&str] = &["status", "getSdkStatus", "checkClaudeSdk", "checkCodexSdk"];
 
-/// Every provider `bridge system` reports on: [`crate::probe_specs`], plus [`CODEX_PROBE`] while
-/// no registered channel declares a `codex` spec.
+/// Every provider `bridge system` reports on: [`crate::probe_specs`] (one spec per channel).
 pub fn specs() -> Vec<ProbeSpec> {
-    let mut specs = crate::probe_specs();
-    if !specs.iter().any(|s| s.id == CODEX_PROBE.id) {
-        specs.push(CODEX_PROBE);
-    }
-    specs
+    crate::probe_specs()
 }
 
 /// When to ask the login shell for its PATH (`BRIDGE_LOGIN_SHELL`).
@@ -297,7 +278,7 @@ mod tests {
         assert_eq!(specs.iter().filter(|s| s.id == "codex").count(), 1);
         assert!(specs.iter().any(|s| s.id == "claude"));
         assert_eq!(
-            CODEX_PROBE.pinned_install_hint(),
+            crate::codex::PROBE.pinned_install_hint(),
             "npm i -g @openai/codex@0.171.0"
         );
     }

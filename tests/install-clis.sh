@@ -19,6 +19,7 @@ set -euo pipefail
 # package                      version   bin       (one line per CLI; keep the columns)
 CLIS=(
   "@anthropic-ai/claude-code   2.1.197   claude"
+  "@openai/codex               0.171.0   codex"
 )
 
 CACHE="${BRIDGE_CLI_CACHE:-$HOME/.cache/bridge-clis}"
@@ -88,7 +89,7 @@ for row in "${CLIS[@]}"; do
     # --prefix keeps everything inside $dir; no global install, no audit/fund chatter.
     # npm 11 may warn that install scripts are "not yet covered by allowScripts": harmless
     # here, the native Claude binary ships as an optional dependency and is linked without them.
-    if ! npm install --prefix "$dir" --no-audit --no-fund --save-exact "$pkg@$version" >&2; then
+    if ! npm install --prefix "$dir" --no-audit --no-fund --save-exact --include=optional "$pkg@$version" >&2; then
       log "npm install of $pkg@$version failed"
       failed=1
       continue

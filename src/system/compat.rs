@@ -153,7 +153,7 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        let spec = super::super::CODEX_PROBE;
+        let spec = crate::codex::PROBE;
         let env = ProbeEnv::empty().with_home(&home);
         assert_eq!(expected_path(&spec, &env), home.join(".local/bin/codex"));
         let with_node = env.clone().with_path(nodebin.as_os_str());

@@ -8,7 +8,8 @@
 //! See [`scenario::BUILTIN_SCENARIOS`] for the list.
 //!
 //! Dialects spoken: the Anthropic Messages API (`POST /v1/messages`, streamed and not,
-//! `POST /v1/messages/count_tokens`, `GET /v1/models`). The scenario layer ([`scenario`]) knows
+//! `POST /v1/messages/count_tokens`, `GET /v1/models`) and OpenAI Responses
+//! ([`openai_responses`]: `POST …/responses`, Codex). The scenario layer ([`scenario`]) knows
 //! nothing of wire formats, so other dialects (OpenAI Responses and Chat Completions, Gemini) plug
 //! in as one more module that reads a request into a [`scenario::Conversation`] and renders a
 //! [`scenario::Reply`].
@@ -46,6 +47,7 @@
 
 pub mod anthropic;
 mod http;
+pub mod openai_responses;
 mod response;
 pub mod scenario;
 pub mod schema;
@@ -275,6 +277,19 @@ impl Shared {
                 let reply =
                     scenario::respond(&name, &conv, &self.config.settings, &self.config.scripts);
                 anthropic::render(&reply, &conv, &self.ids, self.config.event_delay)
+            }
+            ("POST", p) if openai_responses::is_responses_path(p) => {
+                let conv = openai_responses::conversation(&body);
+                let name = scenario::select(&conv, self.config.default_scenario.as_deref());
+                self.record(req, &body, Some("openai-responses"), Some(&name));
+                let reply = openai_responses::respond(
+                    &name,
+                    &conv,
+                    &self.config.settings,
+                    &self.config.scripts,
+                );
+                let delay = self.config.event_delay;
+                openai_responses::render(&name, &reply, &conv, &body, &self.ids, delay)
             }
             ("POST", "/v1/messages/count_tokens") => {
                 self.record(req, &body, Some("anthropic"), None);
