@@ -27,6 +27,31 @@ fn request(message: &str) -> String {
     json!({"message": message, "permissionMode": "default"}).to_string()
 }
 
+/// With `BRIDGE_RECORD_TRANSCRIPTS=1`, keeps the real CLI's raw lines of a scenario in
+/// `channels/claude/tests/transcripts/` (sandbox paths redacted), where the normalizer's
+/// snapshot tests replay them.
+fn record_transcript(name: &str, jsonl_with_raw: &str, sandbox: &Sandbox) {
+    if std::env::var_os("BRIDGE_RECORD_TRANSCRIPTS").is_none() {
+        return;
+    }
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("channels/claude/tests/transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = sandbox.root().to_string_lossy().into_owned();
+    let lines: String = jsonl_with_raw
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "raw")
+        .map(|v| {
+            format!(
+                "{}\n",
+                v["line"].as_str().unwrap().replace(&root, "/sandbox")
+            )
+        })
+        .collect();
+    std::fs::write(dir.join(format!("{name}.jsonl")), lines).unwrap();
+}
+
 /// Runs one scenario in both formats and snapshots what a plugin / integrator would see.
 fn scenario_both_formats(name: &str, prompt: &str) -> (String, String) {
     let mock = Mock::start();
@@ -35,10 +60,17 @@ fn scenario_both_formats(name: &str, prompt: &str) -> (String, String) {
     let markers_out = String::from_utf8_lossy(&markers.stdout).into_owned();
     let sandbox2 = Sandbox::new();
     let jsonl = run_with_stdin(
-        claude_command(&sandbox2, &mock.url(), &["--format", "jsonl"]),
+        claude_command(&sandbox2, &mock.url(), &["--format", "jsonl", "--raw"]),
         &request(prompt),
     );
-    let jsonl_out = String::from_utf8_lossy(&jsonl.stdout).into_owned();
+    let raw_and_typed = String::from_utf8_lossy(&jsonl.stdout).into_owned();
+    record_transcript(name, &raw_and_typed, &sandbox2);
+    // The typed stream, as a client without --raw sees it.
+    let jsonl_out: String = raw_and_typed
+        .lines()
+        .filter(|l| !l.contains(r#""type":"raw""#) && !l.contains(r#""type":"message""#))
+        .map(|l| format!("{l}\n"))
+        .collect();
     insta::assert_snapshot!(
         format!("{name}.markers"),
         markers_view(&markers_out, &sandbox)
@@ -83,13 +115,7 @@ fn thinking_comes_before_text() {
 
 #[test]
 fn tool_call_then_result_then_final_text() {
-    let mock = Mock::start();
-    let sandbox = Sandbox::new();
-    let out = run_with_stdin(
-        claude_command(&sandbox, &mock.url(), &[]),
-        &json!({"message": "MOCK:tool run it", "permissionMode": "default"}).to_string(),
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, jsonl) = scenario_both_formats("tool", "MOCK:tool run it");
     let tool_use = stdout
         .lines()
         .find(|l| l.starts_with("[MESSAGE] ") && l.contains(r#""type":"tool_use""#))
@@ -101,7 +127,10 @@ fn tool_call_then_result_then_final_text() {
         .expect("a tool result");
     assert!(result.contains("hello"), "{result}");
     assert_eq!(final_line(&stdout)["success"], true);
-    insta::assert_snapshot!("tool.markers", markers_view(&stdout, &sandbox));
+    assert!(
+        jsonl.contains(r#""type":"tool_use""#) && jsonl.contains(r#""kind":"execute""#),
+        "{jsonl}"
+    );
 }
 
 #[test]
@@ -186,44 +215,59 @@ fn http_errors_surface_the_cli_message() {
         ("err500", "500"),
         ("err529", "529"),
     ] {
-        let mock = Mock::start();
-        let sandbox = Sandbox::new();
-        let out = run_with_stdin(
-            claude_command(&sandbox, &mock.url(), &[]),
-            &request(&format!("MOCK:{scenario} hi")),
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
+        let (stdout, jsonl) = scenario_both_formats(scenario, &format!("MOCK:{scenario} hi"));
         let error = stdout
             .lines()
             .find(|l| l.starts_with("[SEND_ERROR] "))
             .unwrap_or_else(|| panic!("{scenario}: no send error in {stdout}"));
         assert!(error.contains(needle), "{scenario}: {error}");
         assert_eq!(final_line(&stdout)["success"], false, "{scenario}");
-        if scenario == "err401" {
-            insta::assert_snapshot!("err401.markers", markers_view(&stdout, &sandbox));
-        }
+        assert!(jsonl.contains(r#""type":"error""#), "{scenario}: {jsonl}");
     }
 }
 
 #[test]
 fn a_stream_cut_midway_is_never_a_silent_success() {
+    for scenario in ["cut", "cut-after-block", "midstream"] {
+        let (stdout, _) = scenario_both_formats(scenario, &format!("MOCK:{scenario} go"));
+        let last = final_line(&stdout);
+        // Claude Code retries some broken streams; whatever it ends with, the bridge reports
+        // what the CLI's own result said, and streamed text matches the result on success.
+        if last["success"] == true {
+            assert!(
+                content_text(&stdout).ends_with(last["result"].as_str().unwrap()),
+                "{scenario}: {stdout}"
+            );
+        } else {
+            assert!(stdout.contains("[SEND_ERROR]"), "{scenario}: {stdout}");
+        }
+    }
+}
+
+#[test]
+fn recall_after_resume_in_both_formats() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
-    let out = run_with_stdin(
+    let first = run_with_stdin(
         claude_command(&sandbox, &mock.url(), &[]),
-        &request("MOCK:cut go"),
+        &request("MOCK:text first turn"),
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = final_line(&stdout);
-    // Claude Code retries a cut stream; whatever it ends with, the bridge reports what the
-    // CLI's own result said, and the streamed text matches the result when it succeeds.
-    if last["success"] == true {
-        assert!(
-            content_text(&stdout).ends_with(last["result"].as_str().unwrap()),
-            "{stdout}"
+    let session = final_line(&String::from_utf8_lossy(&first.stdout))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for format in ["markers", "jsonl"] {
+        let out = run_with_stdin(
+            claude_command(&sandbox, &mock.url(), &["--format", format]),
+            &json!({"message": "MOCK:recall what did I say?", "sessionId": session}).to_string(),
         );
-    } else {
-        assert!(stdout.contains("[SEND_ERROR]"), "{stdout}");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let view = if format == "markers" {
+            markers_view(&stdout, &sandbox)
+        } else {
+            jsonl_view(&stdout, &sandbox)
+        };
+        insta::assert_snapshot!(format!("recall.{format}"), view);
     }
 }
 

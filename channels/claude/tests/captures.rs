@@ -137,3 +137,35 @@ fn successful_captures_stream_the_same_text_as_the_result() {
         );
     }
 }
+
+/// Transcripts the e2e suite recorded itself from the pinned CLI against the project's mock
+/// (`BRIDGE_RECORD_TRANSCRIPTS=1 cargo test --test claude`, inside `tests/netns-run`).
+#[test]
+fn every_recorded_transcript_normalizes_to_a_stable_event_stream() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/transcripts");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/transcripts is committed")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    paths.sort();
+    assert!(
+        paths.len() >= 8,
+        "expected the recorded transcripts, found {}",
+        paths.len()
+    );
+    for path in paths {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let events = normalize(&std::fs::read_to_string(&path).unwrap());
+        assert!(
+            matches!(events.last(), Some(Event::TurnEnd(_))),
+            "{name}: a recorded turn ends with the CLI's own result"
+        );
+        let jsonl = encode(&events, &mut JsonlEncoder::new(false));
+        let markers = shorten(&encode(
+            &events,
+            &mut MarkerEncoder::new(MarkerDialect::SESSION),
+        ));
+        insta::assert_snapshot!(format!("transcript-{name}.jsonl"), jsonl);
+        insta::assert_snapshot!(format!("transcript-{name}.markers"), markers);
+    }
+}
