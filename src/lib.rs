@@ -7,7 +7,9 @@
 //! * [`permission_mapper`]: unified permission modes ⇄ each provider's settings;
 //! * [`sdk_probe`]: is each CLI installed, where, which version;
 //! * [`claude`]: the Claude Code channel;
-//! * [`codex`]: the Codex channel.
+//! * [`codex`]: the Codex channel;
+//! * [`acp`]: the ACP client engine, and the ACP providers over it: [`gemini`], [`qwen`],
+//!   [`copilot`], [`opencode`], [`kimi`], [`grok`].
 //!
 //! # Example: one turn as a stream of events
 //!
@@ -34,15 +36,31 @@ use std::sync::Arc;
 
 pub mod system;
 
+pub use bridge_acp as acp;
 pub use bridge_channel_claude as claude;
 pub use bridge_channel_codex as codex;
+pub use bridge_channel_copilot as copilot;
+pub use bridge_channel_gemini as gemini;
+pub use bridge_channel_grok as grok;
+pub use bridge_channel_kimi as kimi;
+pub use bridge_channel_opencode as opencode;
+pub use bridge_channel_qwen as qwen;
 pub use bridge_core as core;
 pub use permission_mapper;
 pub use sdk_probe;
 
 /// What `bridge system status` probes: one spec per built-in provider.
 pub fn probe_specs() -> Vec<sdk_probe::ProbeSpec> {
-    vec![claude::PROBE, codex::PROBE]
+    vec![
+        claude::PROBE,
+        codex::PROBE,
+        gemini::PROBE,
+        qwen::PROBE,
+        copilot::PROBE,
+        opencode::PROBE,
+        kimi::PROBE,
+        grok::PROBE,
+    ]
 }
 
 /// The router with every built-in provider registered.
@@ -50,4 +68,10 @@ pub fn router() -> core::Router {
     core::Router::new()
         .with(Arc::new(claude::ClaudeChannel::new()))
         .with(Arc::new(codex::CodexChannel::new()))
+        .with(Arc::new(gemini::channel()))
+        .with(Arc::new(qwen::channel()))
+        .with(Arc::new(copilot::channel()))
+        .with(Arc::new(opencode::channel()))
+        .with(Arc::new(kimi::channel()))
+        .with(Arc::new(grok::channel()))
 }

@@ -36,9 +36,17 @@ pub use status::{CacheReport, LoginShellReport, LoginShellStatus, StatusReport, 
 /// The system commands, for help texts.
 pub const COMMANDS: &[&str] = &["status", "getSdkStatus", "checkClaudeSdk", "checkCodexSdk"];
 
-/// Every provider `bridge system` reports on: [`crate::probe_specs`] (one spec per channel).
+/// Every provider `bridge system` reports on: [`crate::probe_specs`] (one spec per channel),
+/// or only those named in `BRIDGE_PROVIDERS` (comma-separated ids, e.g. `claude,codex`).
 pub fn specs() -> Vec<ProbeSpec> {
-    crate::probe_specs()
+    let all = crate::probe_specs();
+    match std::env::var("BRIDGE_PROVIDERS") {
+        Ok(list) if !list.trim().is_empty() => {
+            let wanted: Vec<&str> = list.split(',').map(str::trim).collect();
+            all.into_iter().filter(|s| wanted.contains(&s.id)).collect()
+        }
+        _ => all,
+    }
 }
 
 /// When to ask the login shell for its PATH (`BRIDGE_LOGIN_SHELL`).

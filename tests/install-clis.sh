@@ -13,13 +13,36 @@
 # Usage: tests/install-clis.sh            install everything in the table
 #        tests/install-clis.sh claude     install only the rows whose bin is named
 #
-# Needs: node + npm on PATH and access to the npm registry (nothing else is downloaded).
+# Needs: node + npm on PATH and access to the npm registry; for the PyPI rows a Python >= 3.12
+# and access to PyPI (nothing else is downloaded).
 set -euo pipefail
 
 # package                      version   bin       (one line per CLI; keep the columns)
+# Optional words after the bin column:
+#   as=NAME       expose only this executable, as NAME, in a bin dir of its own ($dir/bin) instead
+#                 of putting the package's whole node_modules/.bin on the PATH (whose helpers,
+#                 `openai`, `yaml`, `uuid`…, would shadow other tools), or to rename a bin that
+#                 clashes with another CLI's (@vibe-kit/grok-cli's `grok` is xAI's CLI's name).
+#   reports=VER   the version `--version` prints, when it is not the package version.
+#   needs=BIN     another row this CLI needs at run time (installed with it, earlier in the table).
+# Each installed row's bin dir is put in front of PATH for the rows after it (omp's launcher is
+# `#!/usr/bin/env bun`).
 CLIS=(
   "@anthropic-ai/claude-code   2.1.197   claude"
   "@openai/codex               0.171.0   codex"
+  "@google/gemini-cli          0.61.0    gemini"
+  "@qwen-code/qwen-code        0.15.10   qwen"
+  "@github/copilot             1.0.102   copilot"
+  "opencode-ai                 1.18.33   opencode"
+)
+
+# PyPI CLIs: each goes into its own virtualenv made with a Python >= the row's minimum (found as
+# python3.1x on PATH, in pyenv's versions or in /usr/bin); only a `bin/` dir holding a symlink to
+# the CLI's entry point is put on BRIDGE_CLI_PATH, so the venv's `python3` never shadows the
+# system's. When no Python is new enough the row is skipped with a message.
+# package      version   bin    min python   module that must import (a smoke check)
+PYPI_CLIS=(
+  "kimi-cli      1.51.0    kimi   3.12         kimi_cli.acp.server"
 )
 
 CACHE="${BRIDGE_CLI_CACHE:-$HOME/.cache/bridge-clis}"
@@ -42,13 +65,16 @@ mkdir -p "$CACHE"
 # "@scope/name" -> "scope-name": one flat directory name per package.
 sanitize() { local s="${1#@}"; printf '%s' "${s//\//-}"; }
 
-# `<bin> --version` must succeed and mention the pinned version.
+# `<bin> --version` must succeed and mention the pinned version (on stdout or stderr: pi prints
+# it on stderr).
 works() {
   local bin="$1" version="$2" out
   [ -x "$bin" ] || return 1
   # The CLIs must not phone home while answering --version; keep it short and quiet.
   out="$(DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-    timeout 60 "${ISOLATE[@]}" "$bin" --version 2>/dev/null)" || return 1
+    KIMI_CLI_NO_AUTO_UPDATE=1 KIMI_DISABLE_TELEMETRY=1 COPILOT_AUTO_UPDATE=false COPILOT_OFFLINE=true \
+    PI_OFFLINE=1 \
+    timeout 60 "${ISOLATE[@]}" "$bin" --version 2>&1)" || return 1
   case "$out" in *"$version"*) return 0 ;; *) return 1 ;; esac
 }
 
@@ -60,26 +86,53 @@ wanted() {
   return 1
 }
 
+# The value of option NAME= among the words after a row's bin column.
+row_opt() {
+  local name="$1" word
+  shift
+  for word in "$@"; do
+    case "$word" in "$name="*) printf '%s' "${word#"$name="}"; return 0 ;; esac
+  done
+  return 1
+}
+
 SELECTED=("$@")
 for w in "${SELECTED[@]}"; do
   known=0
-  for row in "${CLIS[@]}"; do
-    read -r _ _ b <<<"$row"
-    [ "$b" = "$w" ] && known=1
+  for row in "${CLIS[@]}" "${PYPI_CLIS[@]}"; do
+    read -r _ _ b rest <<<"$row"
+    # shellcheck disable=SC2086
+    if [ "$b" = "$w" ] || [ "$(row_opt as $rest)" = "$w" ]; then
+      known=1
+      # shellcheck disable=SC2086
+      needs="$(row_opt needs $rest)" && SELECTED+=("$needs")
+    fi
   done
-  [ "$known" -eq 1 ] || die "unknown CLI '$w' (known: $(for r in "${CLIS[@]}"; do read -r _ _ b <<<"$r"; printf '%s ' "$b"; done))"
+  [ "$known" -eq 1 ] || die "unknown CLI '$w' (known: $(for r in "${CLIS[@]}" "${PYPI_CLIS[@]}"; do read -r _ _ b _ <<<"$r"; printf '%s ' "$b"; done))"
 done
 BIN_DIRS=()
 failed=0
 
 for row in "${CLIS[@]}"; do
-  read -r pkg version bin <<<"$row"
-  wanted "$bin" || continue
+  read -r pkg version bin rest <<<"$row"
+  # shellcheck disable=SC2086
+  alias_name="$(row_opt as $rest)" || alias_name=""
+  # shellcheck disable=SC2086
+  reported="$(row_opt reports $rest)" || reported="$version"
+  wanted "$bin" || { [ -n "$alias_name" ] && wanted "$alias_name"; } || continue
   dir="$CACHE/$(sanitize "$pkg")@$version"
   bindir="$dir/node_modules/.bin"
   exe="$bindir/$bin"
+  if [ -n "$alias_name" ]; then
+    # Only this executable goes on the PATH, under its alias (a relative link, so the cache
+    # directory can move).
+    mkdir -p "$dir/bin"
+    ln -sfn "../node_modules/.bin/$bin" "$dir/bin/$alias_name"
+    bindir="$dir/bin"
+    exe="$bindir/$alias_name"
+  fi
 
-  if works "$exe" "$version"; then
+  if works "$exe" "$reported"; then
     log "$pkg@$version already installed ($exe)"
   else
     log "installing $pkg@$version into $dir"
@@ -89,14 +142,77 @@ for row in "${CLIS[@]}"; do
     # --prefix keeps everything inside $dir; no global install, no audit/fund chatter.
     # npm 11 may warn that install scripts are "not yet covered by allowScripts": harmless
     # here, the native Claude binary ships as an optional dependency and is linked without them.
+    # Codex's native binary is an optional dependency too (@openai/codex-<platform>, aliased to
+    # @openai/codex@<version>-<platform>): --include=optional keeps an `omit=optional` npm config
+    # from dropping it (the bridge runs that binary directly, bypassing the node shim).
     if ! npm install --prefix "$dir" --no-audit --no-fund --save-exact --include=optional "$pkg@$version" >&2; then
       log "npm install of $pkg@$version failed"
       failed=1
       continue
     fi
+    if [ -n "$alias_name" ]; then
+      mkdir -p "$dir/bin"
+      ln -sfn "../node_modules/.bin/$bin" "$dir/bin/$alias_name"
+    fi
+    if ! works "$exe" "$reported"; then
+      log "$exe does not answer '--version' with $reported after install"
+      "${ISOLATE[@]}" "$exe" --version >&2 || true
+      failed=1
+      continue
+    fi
+  fi
+  log "${alias_name:-$bin} --version: $(PI_OFFLINE=1 "${ISOLATE[@]}" "$exe" --version 2>&1 | head -n1)"
+  BIN_DIRS+=("$bindir")
+  export PATH="$bindir:$PATH"
+done
+
+# The newest Python interpreter >= $1 (major.minor) among python3.1x on PATH, pyenv's versions
+# and /usr/bin (newest first: 3.12.1 cannot import kimi-cli 1.51.0, a typing bug fixed later).
+find_python() {
+  local min="$1" cand v best="" bestv=""
+  for cand in python3.14 python3.13 python3.12 \
+    "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.*/bin/python3 /usr/bin/python3.1[2-9]; do
+    if [ "${cand#/}" = "$cand" ]; then cand="$(command -v "$cand" 2>/dev/null)" || continue; fi
+    [ -x "$cand" ] || continue
+    v="$("$cand" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null)" || continue
+    [ "$(printf '%s\n%s\n' "$min" "$v" | sort -V | head -n1)" = "$min" ] || continue
+    if [ -z "$bestv" ] || [ "$(printf '%s\n%s\n' "$bestv" "$v" | sort -V | tail -n1)" = "$v" ]; then
+      best="$cand" bestv="$v"
+    fi
+  done
+  [ -n "$best" ] && printf '%s' "$best"
+}
+
+for row in "${PYPI_CLIS[@]}"; do
+  read -r pkg version bin minpy module <<<"$row"
+  wanted "$bin" || continue
+  dir="$CACHE/pypi-$pkg@$version"
+  bindir="$dir/bin"
+  exe="$bindir/$bin"
+  if works "$exe" "$version" && "$dir/venv/bin/python" -c "import $module" 2>/dev/null; then
+    log "$pkg==$version already installed ($exe)"
+  else
+    if ! py="$(find_python "$minpy")"; then
+      log "SKIPPED $pkg==$version: it needs Python >= $minpy and none was found (PATH, pyenv, /usr/bin); the tests that drive '$bin' report it as not installed"
+      continue
+    fi
+    log "installing $pkg==$version into $dir with $py ($("$py" --version 2>&1))"
+    rm -rf "$dir"
+    mkdir -p "$bindir"
+    if ! "$py" -m venv "$dir/venv" >&2 ||
+      ! "$dir/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$pkg==$version" >&2; then
+      log "pip install of $pkg==$version failed"
+      failed=1
+      continue
+    fi
+    ln -sf "../venv/bin/$bin" "$exe"
+    if ! "$dir/venv/bin/python" -c "import $module" >&2; then
+      log "$pkg==$version installed but \`import $module\` fails with $py"
+      failed=1
+      continue
+    fi
     if ! works "$exe" "$version"; then
       log "$exe does not answer '--version' with $version after install"
-      "${ISOLATE[@]}" "$exe" --version >&2 || true
       failed=1
       continue
     fi

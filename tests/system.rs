@@ -84,6 +84,8 @@ impl Sandbox {
             .env("HOME", &self.home)
             .env("XDG_CACHE_HOME", self.root.join("cache"))
             .env("BRIDGE_PROBE_SYSTEM_DIRS", "")
+            // These tests fake the Claude and Codex CLIs; the other providers have their own.
+            .env("BRIDGE_PROVIDERS", "claude,codex")
             .env("LANG", "C.UTF-8");
         cmd
     }

@@ -2,6 +2,8 @@
 //! the project's mock model server, all inside a loopback-only network namespace.
 #![allow(dead_code)]
 
+pub mod acp;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -274,4 +276,113 @@ pub fn group_alive(pgid: i32) -> bool {
         }
     }
     false
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSONL-stream providers: pi, oh-my-pi (omp), the community Grok CLI (grok-cli)
+// ---------------------------------------------------------------------------------------------
+
+/// The variable pi's and omp's test model configs name as the mock provider's key; the e2e
+/// tests set it to [`CANARY_KEY`] (so the key must never show in any output).
+pub const MOCK_KEY_ENV: &str = "BRIDGE_E2E_MOCK_KEY";
+
+/// The model id the pi/omp test configs declare (`mock/mock-model` on Chat Completions,
+/// `mockresp/mock-model` on the Responses API).
+pub const PI_MOCK_MODEL: &str = "mock-model";
+
+/// Writes pi's `~/.pi/agent/models.json` into the sandbox: provider `mock` (Chat Completions)
+/// and `mockresp` (Responses API), both at `api_base` (`http://127.0.0.1:PORT/v1`), model
+/// [`PI_MOCK_MODEL`] (reasoning, text and image input), key from [`MOCK_KEY_ENV`].
+/// `supportsReasoningEffort` is on so `--thinking` shows in the request as `reasoning_effort`.
+pub fn write_pi_models(sandbox: &Sandbox, api_base: &str) {
+    let dir = sandbox.home().join(".pi/agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = serde_json::json!({
+        "id": PI_MOCK_MODEL, "name": "Mock Model", "reasoning": true,
+        "input": ["text", "image"], "contextWindow": 128000, "maxTokens": 8192,
+    });
+    let config = serde_json::json!({"providers": {
+        "mock": {
+            "baseUrl": api_base, "api": "openai-completions", "apiKey": MOCK_KEY_ENV,
+            "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": true},
+            "models": [model.clone()],
+        },
+        "mockresp": {
+            "baseUrl": api_base, "api": "openai-responses", "apiKey": MOCK_KEY_ENV,
+            "models": [model],
+        },
+    }});
+    std::fs::write(dir.join("models.json"), config.to_string()).unwrap();
+}
+
+/// Writes omp's `~/.omp/agent/models.yml` into the sandbox: provider `mock` (Chat Completions)
+/// at `api_base`, model [`PI_MOCK_MODEL`], key from [`MOCK_KEY_ENV`].
+pub fn write_omp_models(sandbox: &Sandbox, api_base: &str) {
+    let dir = sandbox.home().join(".omp/agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    let yaml = format!(
+        "providers:\n  mock:\n    baseUrl: {api_base}\n    api: openai-completions\n    apiKey: {MOCK_KEY_ENV}\n    compat:\n      supportsDeveloperRole: false\n      supportsReasoningEffort: true\n    models:\n      - id: {PI_MOCK_MODEL}\n        name: Mock Model\n        reasoning: true\n        input: [text, image]\n        contextWindow: 128000\n        maxTokens: 8192\n"
+    );
+    std::fs::write(dir.join("models.yml"), yaml).unwrap();
+}
+
+fn jsonl_cli_command(sandbox: &Sandbox, provider: &str, extra_args: &[&str]) -> Command {
+    let mut cmd = bridge();
+    cmd.env_clear()
+        .arg(provider)
+        .arg("send")
+        .args(extra_args)
+        .current_dir(sandbox.work())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sandbox.home())
+        .env("TMPDIR", sandbox.root().join("tmp"))
+        .env("LANG", "C.UTF-8");
+    cmd
+}
+
+/// `bridge pi send` with a clean environment: HOME in the sandbox (write its model config with
+/// [`write_pi_models`]), the pinned CLI named by `PI_BIN`, `PI_OFFLINE=1`, and the canary as
+/// the mock provider's key.
+pub fn pi_command(sandbox: &Sandbox, extra_args: &[&str]) -> Command {
+    let mut cmd = jsonl_cli_command(sandbox, "pi", extra_args);
+    cmd.env("PI_BIN", cli_path("pi"))
+        .env("PI_OFFLINE", "1")
+        .env(MOCK_KEY_ENV, CANARY_KEY);
+    cmd
+}
+
+/// `bridge omp send` with a clean environment: HOME in the sandbox (write its model config with
+/// [`write_omp_models`]), the pinned CLI named by `OMP_BIN` (bun, which it runs on, comes from
+/// the PATH the installer's bin dirs are on), and the canary as the mock provider's key.
+pub fn omp_command(sandbox: &Sandbox, extra_args: &[&str]) -> Command {
+    let mut cmd = jsonl_cli_command(sandbox, "omp", extra_args);
+    cmd.env("OMP_BIN", cli_path("omp"))
+        .env(MOCK_KEY_ENV, CANARY_KEY);
+    cmd
+}
+
+/// `bridge grok-cli send` with a clean environment: HOME in the sandbox, the pinned CLI named
+/// by `VIBE_GROK_BIN` (installed as `grok-cli`). The mock's URL and the canary key travel in
+/// the request (`baseUrl`, `apiKey`), as a plugin sends them.
+pub fn grok_cli_command(sandbox: &Sandbox, extra_args: &[&str]) -> Command {
+    let mut cmd = jsonl_cli_command(sandbox, "grok-cli", extra_args);
+    cmd.env("VIBE_GROK_BIN", cli_path("grok-cli"));
+    cmd
+}
+
+/// Writes an executable shell script `name` into `dir` (a fake CLI) and returns its path.
+pub fn write_script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The parsed JSONL lines of a `--format jsonl` run.
+pub fn jsonl_events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
 }

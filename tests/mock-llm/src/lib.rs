@@ -8,9 +8,11 @@
 //! See [`scenario::BUILTIN_SCENARIOS`] for the list.
 //!
 //! Dialects spoken: the Anthropic Messages API (`POST /v1/messages`, streamed and not,
-//! `POST /v1/messages/count_tokens`, `GET /v1/models`) and OpenAI Responses
+//! `POST /v1/messages/count_tokens`, `GET /v1/models`), the Gemini API ([`gemini`]:
+//! `POST …/models/{m}:streamGenerateContent|generateContent|countTokens`) and OpenAI Chat
+//! Completions ([`openai_chat`]: `POST …/chat/completions`) and OpenAI Responses
 //! ([`openai_responses`]: `POST …/responses`, Codex). The scenario layer ([`scenario`]) knows
-//! nothing of wire formats, so other dialects (OpenAI Responses and Chat Completions, Gemini) plug
+//! nothing of wire formats, so other dialects plug
 //! in as one more module that reads a request into a [`scenario::Conversation`] and renders a
 //! [`scenario::Reply`].
 //!
@@ -46,7 +48,9 @@
 #![deny(missing_docs)]
 
 pub mod anthropic;
+pub mod gemini;
 mod http;
+pub mod openai_chat;
 pub mod openai_responses;
 mod response;
 pub mod scenario;
@@ -290,6 +294,41 @@ impl Shared {
                 );
                 let delay = self.config.event_delay;
                 openai_responses::render(&name, &reply, &conv, &body, &self.ids, delay)
+            }
+            ("POST", p) if openai_chat::is_chat_path(p) => {
+                let conv = openai_chat::conversation(&body);
+                let name = scenario::select(&conv, self.config.default_scenario.as_deref());
+                self.record(req, &body, Some("openai-chat"), Some(&name));
+                let reply =
+                    scenario::respond(&name, &conv, &self.config.settings, &self.config.scripts);
+                let include_usage = body["stream_options"]["include_usage"] == true;
+                openai_chat::render(
+                    &reply,
+                    &conv,
+                    include_usage,
+                    &self.ids,
+                    self.config.event_delay,
+                )
+            }
+            ("POST", p) if gemini::route(p).is_some() => {
+                let Some((model, method)) = gemini::route(p) else {
+                    unreachable!("checked by the guard")
+                };
+                if method == gemini::Method::CountTokens {
+                    self.record(req, &body, Some("gemini"), None);
+                    return Response::json(200, &gemini::count_tokens(&body));
+                }
+                let stream = method == gemini::Method::Stream;
+                let conv = gemini::conversation(&body, &model, stream);
+                let name = scenario::select(&conv, self.config.default_scenario.as_deref());
+                self.record(req, &body, Some("gemini"), Some(&name));
+                let reply =
+                    scenario::respond(&name, &conv, &self.config.settings, &self.config.scripts);
+                gemini::render(&reply, &model, stream, &self.ids, self.config.event_delay)
+            }
+            ("GET", p) if p.ends_with("/models") && p.contains("beta") => {
+                self.record(req, &body, Some("gemini"), None);
+                Response::json(200, &gemini::models())
             }
             ("POST", "/v1/messages/count_tokens") => {
                 self.record(req, &body, Some("anthropic"), None);

@@ -483,9 +483,10 @@ const SHELL_TOOLS: &[&str] = &[
     "shell",
     "run_shell_command",
     "shell_command",
+    "Shell",
 ];
-const READ_TOOLS: &[&str] = &["Read", "read_file", "read", "view"];
-const WRITE_TOOLS: &[&str] = &["Write", "write_file", "write", "create"];
+const READ_TOOLS: &[&str] = &["Read", "read_file", "read", "view", "ReadFile"];
+const WRITE_TOOLS: &[&str] = &["Write", "write_file", "write", "create", "WriteFile"];
 
 /// `file` resolved against the client's cwd (left relative when the cwd is unknown).
 fn in_cwd(conv: &Conversation, file: &str) -> String {

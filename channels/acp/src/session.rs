@@ -1,0 +1,1310 @@
+//! The ACP client engine: one agent process, one JSON-RPC connection, one session.
+//!
+//! [`AcpSession::start`] spawns the agent (bridge-core's [`ChildProcess`]: own process group,
+//! scrubbed environment, stderr tail), reads its stdout with the bounded [`LineReader`], and
+//! runs the handshake: `initialize` (honest client capabilities: no file system, no terminal),
+//! `authenticate` when the agent requires it, `session/new` or, for a given session id,
+//! `session/resume` or `session/load` (whichever the agent advertises; a status event says which),
+//! then the permission mode and the model. Every handshake request has a deadline of seconds
+//! ([`SessionConfig::handshake_timeout`]); an agent that never answers is killed and reported.
+//!
+//! [`AcpSession::prompt`] runs one turn: `session/prompt` under the turn's wall-clock and idle
+//! deadlines, `session/update` notifications normalized into events as they arrive, approval
+//! requests answered through the turn's permission broker, `session/cancel` on interrupt. It
+//! always ends with exactly one [`Event::TurnEnd`]. The session outlives the turn, so a daemon
+//! can prompt it again; [`AcpSession::shutdown`] closes stdin and takes the process group down.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bridge_core::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind, StopReason, TurnEnd};
+use bridge_core::lines::{LineItem, LineReader};
+use bridge_core::permission::{PermissionRequest, Resolution};
+use bridge_core::process::{ChildProcess, CommandSpec, describe_exit};
+use bridge_core::turn::{TurnContext, interrupted_end};
+use permission_mapper::PermissionMode;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::{mpsc, watch};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use crate::normalize::AcpNormalizer;
+use crate::permission::{answer, cancelled, policy};
+use crate::rpc::{self, Id, Incoming, METHOD_NOT_FOUND, RpcError};
+
+/// The ACP protocol version this client speaks.
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// Default deadline of each handshake request (Copilot's first run unpacks itself for seconds).
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// At most this many unparsable stdout lines are reported one by one.
+const MAX_GARBAGE_WARNINGS: usize = 5;
+
+/// How to run one session.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// Provider key, used in messages.
+    pub provider: String,
+    /// The session's working directory (absolute).
+    pub cwd: PathBuf,
+    /// A session to resume instead of starting a new one.
+    pub resume: Option<String>,
+    /// A model to select over ACP (`session/set_model` or a `model` config option).
+    pub model: Option<String>,
+    /// A reasoning effort to select over ACP (a `thought_level` config option).
+    pub effort: Option<String>,
+    /// The requested permission mode (its policy applies to approval requests).
+    pub mode: PermissionMode,
+    /// The agent's mode ids (or mode config values, or `configId=value` for any select config
+    /// option) that match `mode`, preferred first.
+    pub mode_ids: Vec<String>,
+    /// Auth method ids to use when the agent requires authentication, preferred first.
+    pub auth_methods: Vec<String>,
+    /// Authenticate right after `initialize`, before any session request.
+    pub authenticate_first: bool,
+    /// Deadline of each handshake request.
+    pub handshake_timeout: Duration,
+    /// Retry and error notices the agent sends as message text.
+    pub notices: crate::normalize::TextNotices,
+    /// Kinds of the agent's tools by name, for tool calls that carry no `kind`.
+    pub tool_kinds: &'static [(&'static str, bridge_core::event::ToolKind)],
+    /// A turn that ends normally without any output is an error (an agent that swallows API
+    /// errors); the message, and where its log may say more.
+    pub empty_turn: Option<EmptyTurn>,
+}
+
+/// What a turn without any output means for an agent that swallows API errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmptyTurn {
+    /// The error message.
+    pub message: &'static str,
+    /// The agent's log file, relative to HOME, whose last line containing `pattern` is quoted.
+    pub log: Option<&'static str>,
+    /// The substring that marks the line to quote.
+    pub pattern: &'static str,
+}
+
+/// The last line of `path` (its last 256 KiB) containing `pattern`.
+fn last_log_line(path: &std::path::Path, pattern: &str) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(256 * 1024)))
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    text.lines()
+        .rev()
+        .find(|l| l.contains(pattern))
+        .map(|l| l.chars().take(1000).collect())
+}
+
+/// How the session was obtained (reported as a status event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionStrategy {
+    /// `session/new`.
+    New,
+    /// `session/resume` (no history replay).
+    Resume,
+    /// `session/load` (the agent replays the history; the bridge does not re-emit it).
+    Load,
+}
+
+impl SessionStrategy {
+    /// The ACP method.
+    pub fn method(self) -> &'static str {
+        match self {
+            SessionStrategy::New => "session/new",
+            SessionStrategy::Resume => "session/resume",
+            SessionStrategy::Load => "session/load",
+        }
+    }
+}
+
+/// What went wrong in a request, before it is worded for the client.
+#[derive(Debug)]
+enum Failure {
+    Rpc(RpcError),
+    Deadline,
+    Idle,
+    Exited,
+    Interrupted,
+    ConsumerGone,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Handshake,
+    Load,
+    Prompt,
+}
+
+enum ReadItem {
+    Line { text: String, lossy: bool },
+    TooLong(usize),
+}
+
+struct Decided {
+    id: Id,
+    request: PermissionRequest,
+    resolution: Resolution,
+}
+
+struct Pending {
+    abort: AbortHandle,
+    tool_call_id: Option<String>,
+}
+
+/// One running agent process with one ACP session.
+pub struct AcpSession {
+    config: SessionConfig,
+    child: ChildProcess,
+    writer: Option<mpsc::Sender<Vec<u8>>>,
+    lines: mpsc::Receiver<ReadItem>,
+    stderr_activity: watch::Receiver<u64>,
+    next_id: i64,
+    normalizer: AcpNormalizer,
+    agent: Value,
+    session_id: String,
+    strategy: SessionStrategy,
+    garbage: usize,
+    first_garbage: Option<String>,
+    replayed: usize,
+    pending: HashMap<Id, Pending>,
+    decided_tx: mpsc::Sender<Decided>,
+    decided_rx: mpsc::Receiver<Decided>,
+}
+
+impl std::fmt::Debug for AcpSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AcpSession")
+            .field("provider", &self.config.provider)
+            .field("session_id", &self.session_id)
+            .field("strategy", &self.strategy)
+            .finish_non_exhaustive()
+    }
+}
+
+fn error(code: ErrorCode, message: String, stderr_tail: String) -> ErrorInfo {
+    ErrorInfo {
+        code,
+        message,
+        stderr_tail: (!stderr_tail.is_empty()).then_some(stderr_tail),
+    }
+}
+
+/// Reads the handshake deadline from `BRIDGE_ACP_HANDSHAKE_TIMEOUT` (seconds, decimals allowed).
+pub fn handshake_timeout_from_env() -> Duration {
+    std::env::var("BRIDGE_ACP_HANDSHAKE_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT)
+}
+
+/// The `initialize` params: protocol version 1, and only the capabilities the bridge has (it
+/// offers agents no file system and no terminal; their requests are refused).
+pub fn initialize_params() -> Value {
+    json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
+        "clientInfo": {"name": "bridge", "title": "bridge", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+impl AcpSession {
+    /// Spawns the agent and runs the handshake. Events (session id, status, warnings) go to
+    /// `ctx`; on failure the [`ErrorInfo`] says what went wrong (the caller ends the turn).
+    pub async fn start(
+        command: &CommandSpec,
+        config: SessionConfig,
+        ctx: &TurnContext,
+    ) -> Result<AcpSession, Option<ErrorInfo>> {
+        let mut child = ChildProcess::spawn(command).map_err(|e| {
+            Some(ErrorInfo {
+                code: ErrorCode::SpawnFailed,
+                message: e.to_string(),
+                stderr_tail: None,
+            })
+        })?;
+        let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
+            return Err(Some(ErrorInfo {
+                code: ErrorCode::Internal,
+                message: "the agent's stdin/stdout were not captured".into(),
+                stderr_tail: None,
+            }));
+        };
+        let (writer, mut outbox) = mpsc::channel::<Vec<u8>>(64);
+        tokio::spawn(async move {
+            let mut stdin = stdin;
+            while let Some(bytes) = outbox.recv().await {
+                if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+            let _ = stdin.shutdown().await;
+        });
+        let (line_tx, lines) = mpsc::channel::<ReadItem>(256);
+        let max = ctx.limits.max_line_bytes;
+        tokio::spawn(async move {
+            let mut reader = LineReader::new(stdout, max);
+            while let Ok(Some(item)) = reader.next_line().await {
+                let item = match item {
+                    LineItem::Line { text, lossy } => ReadItem::Line { text, lossy },
+                    LineItem::TooLong { bytes } => ReadItem::TooLong(bytes),
+                };
+                if line_tx.send(item).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr_activity = child.stderr_activity();
+        let (decided_tx, decided_rx) = mpsc::channel(16);
+        let notices = config.notices;
+        let tool_kinds = config.tool_kinds;
+        let mut session = AcpSession {
+            config,
+            child,
+            writer: Some(writer),
+            lines,
+            stderr_activity,
+            next_id: 0,
+            normalizer: AcpNormalizer::with_notices(notices).with_tool_kinds(tool_kinds),
+            agent: Value::Null,
+            session_id: String::new(),
+            strategy: SessionStrategy::New,
+            garbage: 0,
+            first_garbage: None,
+            replayed: 0,
+            pending: HashMap::new(),
+            decided_tx,
+            decided_rx,
+        };
+        match session.handshake(ctx).await {
+            Ok(()) => Ok(session),
+            Err(info) => {
+                session.kill(ctx).await;
+                Err(info)
+            }
+        }
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// How the session was obtained.
+    pub fn strategy(&self) -> SessionStrategy {
+        self.strategy
+    }
+
+    /// The agent's `initialize` result (capabilities, auth methods, agent info).
+    pub fn agent(&self) -> &Value {
+        &self.agent
+    }
+
+    fn provider(&self) -> &str {
+        &self.config.provider
+    }
+
+    async fn send(&self, bytes: Vec<u8>) {
+        if let Some(writer) = &self.writer {
+            // A child that stopped reading is reported through its exit, not here.
+            let _ = writer.send(bytes).await;
+        }
+    }
+
+    fn handshake_deadline(&self) -> Instant {
+        Instant::now() + self.config.handshake_timeout
+    }
+
+    /// Words a handshake failure for the client.
+    fn handshake_failure(&self, method: &str, failure: Failure) -> Option<ErrorInfo> {
+        let provider = self.provider();
+        let tail = self.child.stderr_tail();
+        let garbage = match (&self.first_garbage, self.garbage) {
+            (Some(first), n) => {
+                let first: String = first.chars().take(200).collect();
+                format!(
+                    "; its stdout had {n} line(s) that are not JSON-RPC, the first: {first:?} (is this an ACP agent?)"
+                )
+            }
+            _ => String::new(),
+        };
+        let (code, message) = match failure {
+            Failure::Rpc(e) => (
+                ErrorCode::Provider,
+                format!(
+                    "{provider} refused `{method}`: {} (code {})",
+                    e.describe(),
+                    e.code
+                ),
+            ),
+            Failure::Deadline | Failure::Idle => (
+                ErrorCode::IdleTimeout,
+                format!(
+                    "{provider} did not answer `{method}` within {} s (ACP handshake deadline); stopped it{garbage}",
+                    self.config.handshake_timeout.as_secs_f64()
+                ),
+            ),
+            Failure::Exited => (
+                ErrorCode::ExitedEarly,
+                format!("{provider} exited before answering `{method}`{garbage}"),
+            ),
+            Failure::Interrupted => return None,
+            Failure::ConsumerGone => return None,
+        };
+        Some(error(code, message, tail))
+    }
+
+    async fn handshake(&mut self, ctx: &TurnContext) -> Result<(), Option<ErrorInfo>> {
+        let deadline = self.handshake_deadline();
+        let init = match self
+            .call(
+                ctx,
+                "initialize",
+                initialize_params(),
+                Phase::Handshake,
+                deadline,
+            )
+            .await
+        {
+            Ok(v) => v,
+            Err(f) => return Err(self.handshake_failure("initialize", f)),
+        };
+        let version = init.get("protocolVersion").and_then(Value::as_u64);
+        if !init.is_object() || version.is_none() {
+            let shown: String = init.to_string().chars().take(200).collect();
+            return Err(Some(error(
+                ErrorCode::Provider,
+                format!(
+                    "{} answered `initialize` with something that is not an ACP initialize result: {shown}",
+                    self.provider()
+                ),
+                self.child.stderr_tail(),
+            )));
+        }
+        if version != Some(PROTOCOL_VERSION) {
+            return Err(Some(error(
+                ErrorCode::Provider,
+                format!(
+                    "{} speaks ACP protocol version {}, the bridge speaks {PROTOCOL_VERSION}",
+                    self.provider(),
+                    version.unwrap_or(0)
+                ),
+                self.child.stderr_tail(),
+            )));
+        }
+        self.agent = init;
+        if self.config.authenticate_first {
+            self.authenticate(ctx, false).await?;
+        }
+
+        let caps = self
+            .agent
+            .get("agentCapabilities")
+            .cloned()
+            .unwrap_or_default();
+        let cwd = self.config.cwd.display().to_string();
+        let (strategy, params) = match &self.config.resume {
+            None => (SessionStrategy::New, json!({"cwd": cwd, "mcpServers": []})),
+            Some(id) => {
+                let resume = caps
+                    .get("sessionCapabilities")
+                    .and_then(|s| s.get("resume"))
+                    .is_some_and(|r| !r.is_null());
+                let load = caps.get("loadSession").and_then(Value::as_bool) == Some(true);
+                let strategy = if resume {
+                    SessionStrategy::Resume
+                } else if load {
+                    SessionStrategy::Load
+                } else {
+                    return Err(Some(error(
+                        ErrorCode::Provider,
+                        format!(
+                            "{} cannot resume session {id}: its ACP agent advertises neither `loadSession` nor `sessionCapabilities.resume`",
+                            self.provider()
+                        ),
+                        String::new(),
+                    )));
+                };
+                (
+                    strategy,
+                    json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
+                )
+            }
+        };
+        let mut strategy = strategy;
+        let load_advertised = caps.get("loadSession").and_then(Value::as_bool) == Some(true);
+        let phase = if strategy == SessionStrategy::Load {
+            Phase::Load
+        } else {
+            Phase::Handshake
+        };
+        let mut result = self
+            .call(
+                ctx,
+                strategy.method(),
+                params.clone(),
+                phase,
+                self.handshake_deadline(),
+            )
+            .await;
+        if let Err(Failure::Rpc(e)) = &result
+            && e.code == rpc::AUTH_REQUIRED
+            && !self.config.authenticate_first
+        {
+            self.authenticate(ctx, true).await?;
+            result = self
+                .call(
+                    ctx,
+                    strategy.method(),
+                    params.clone(),
+                    phase,
+                    self.handshake_deadline(),
+                )
+                .await;
+        }
+        // Qwen Code 0.15.10 advertises `sessionCapabilities.resume` but answers `session/resume`
+        // with "Method not found": fall back to `session/load` when that is advertised.
+        if let Err(Failure::Rpc(e)) = &result
+            && e.code == METHOD_NOT_FOUND
+            && strategy == SessionStrategy::Resume
+            && load_advertised
+        {
+            strategy = SessionStrategy::Load;
+            result = self
+                .call(
+                    ctx,
+                    strategy.method(),
+                    params,
+                    Phase::Load,
+                    self.handshake_deadline(),
+                )
+                .await;
+        }
+        let result = match result {
+            Ok(v) => v,
+            Err(Failure::Rpc(e)) if strategy != SessionStrategy::New => {
+                let id = self.config.resume.clone().unwrap_or_default();
+                return Err(Some(error(
+                    ErrorCode::Provider,
+                    format!(
+                        "{} could not resume session {id} ({}): {} (code {})",
+                        self.provider(),
+                        strategy.method(),
+                        e.describe(),
+                        e.code
+                    ),
+                    self.child.stderr_tail(),
+                )));
+            }
+            Err(f) => return Err(self.handshake_failure(strategy.method(), f)),
+        };
+        let session_id = result
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| self.config.resume.clone());
+        let Some(session_id) = session_id else {
+            return Err(Some(error(
+                ErrorCode::Provider,
+                format!(
+                    "{} answered `session/new` without a session id",
+                    self.provider()
+                ),
+                self.child.stderr_tail(),
+            )));
+        };
+        self.session_id = session_id.clone();
+        self.strategy = strategy;
+        let mut events = Vec::new();
+        self.normalizer.session(&session_id, &mut events);
+        let message = match strategy {
+            SessionStrategy::New => format!("started session {session_id} with session/new"),
+            SessionStrategy::Resume => {
+                format!("resumed session {session_id} with session/resume")
+            }
+            SessionStrategy::Load => format!(
+                "resumed session {session_id} with session/load ({} replayed history update(s) not re-emitted)",
+                self.replayed
+            ),
+        };
+        events.push(Event::Status(Status {
+            kind: StatusKind::Other,
+            message,
+            attempt: None,
+            max_attempts: None,
+        }));
+        for event in events {
+            if !ctx.emit(event).await {
+                return Err(None);
+            }
+        }
+        self.apply_mode(ctx, &result).await?;
+        self.apply_model(ctx, &result).await?;
+        self.apply_effort(ctx, &result).await?;
+        Ok(())
+    }
+
+    /// Authenticates with the first usable method. When none is offered, a `required`
+    /// authentication fails the handshake (the error names the agent's methods); an optional one
+    /// is skipped.
+    async fn authenticate(
+        &mut self,
+        ctx: &TurnContext,
+        required: bool,
+    ) -> Result<(), Option<ErrorInfo>> {
+        let offered: Vec<String> = self
+            .agent
+            .get("authMethods")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        let Some(method) = self
+            .config
+            .auth_methods
+            .iter()
+            .find(|m| offered.contains(m))
+            .cloned()
+        else {
+            if !required {
+                return Ok(());
+            }
+            return Err(Some(error(
+                ErrorCode::Provider,
+                format!(
+                    "{} requires authentication, and none of its methods ({}) can be used headless by the bridge; log in with the CLI itself first",
+                    self.provider(),
+                    if offered.is_empty() {
+                        "none offered".to_string()
+                    } else {
+                        offered.join(", ")
+                    }
+                ),
+                self.child.stderr_tail(),
+            )));
+        };
+        let params = json!({"methodId": method, "_meta": {"headless": true}});
+        match self
+            .call(
+                ctx,
+                "authenticate",
+                params,
+                Phase::Handshake,
+                self.handshake_deadline(),
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(f) => Err(self.handshake_failure("authenticate", f)),
+        }
+    }
+
+    async fn warn(
+        &self,
+        ctx: &TurnContext,
+        code: &str,
+        message: String,
+    ) -> Result<(), Option<ErrorInfo>> {
+        if ctx.emit(Event::warning(code, message)).await {
+            Ok(())
+        } else {
+            Err(None)
+        }
+    }
+
+    /// Sets a select config option; a refusal is a warning.
+    async fn set_option(
+        &mut self,
+        ctx: &TurnContext,
+        config_id: &str,
+        value: &str,
+        what: &str,
+    ) -> Result<(), Option<ErrorInfo>> {
+        let params = json!({"sessionId": self.session_id, "configId": config_id, "value": value});
+        match self
+            .call(
+                ctx,
+                "session/set_config_option",
+                params,
+                Phase::Handshake,
+                self.handshake_deadline(),
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(Failure::Rpc(e)) => {
+                let message = format!(
+                    "{} refused {config_id}={value} ({}); {what} was not applied",
+                    self.provider(),
+                    e.describe()
+                );
+                self.warn(ctx, "config_option", message).await
+            }
+            Err(f) => Err(self.handshake_failure("session/set_config_option", f)),
+        }
+    }
+
+    /// Selects the requested reasoning effort through a `thought_level` config option.
+    async fn apply_effort(
+        &mut self,
+        ctx: &TurnContext,
+        result: &Value,
+    ) -> Result<(), Option<ErrorInfo>> {
+        let Some(effort) = self.config.effort.clone() else {
+            return Ok(());
+        };
+        let option = config_options(result)
+            .find(|o| o.get("category").and_then(Value::as_str) == Some("thought_level"))
+            .cloned();
+        let Some(option) = option else {
+            let message = format!(
+                "{} has no reasoning-effort setting over ACP; `reasoningEffort` {effort} was ignored",
+                self.provider()
+            );
+            return self.warn(ctx, "reasoning_effort", message).await;
+        };
+        let values = option_values(&option);
+        let config_id = option
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("effort")
+            .to_string();
+        match values.iter().find(|v| v.eq_ignore_ascii_case(&effort)) {
+            Some(value) => {
+                let value = value.to_string();
+                self.set_option(ctx, &config_id, &value, "the reasoning effort")
+                    .await
+            }
+            None => {
+                let message = format!(
+                    "{} offers reasoning efforts {values:?}; `reasoningEffort` {effort} was ignored",
+                    self.provider()
+                );
+                self.warn(ctx, "reasoning_effort", message).await
+            }
+        }
+    }
+
+    /// Puts the agent in the mode matching the requested permission mode, where it has one.
+    async fn apply_mode(
+        &mut self,
+        ctx: &TurnContext,
+        result: &Value,
+    ) -> Result<(), Option<ErrorInfo>> {
+        let wanted = self.config.mode_ids.clone();
+        // `configId=value` candidates name any select config option (Copilot's `allow_all=on`).
+        for candidate in &wanted {
+            let Some((config_id, value)) = candidate.split_once('=') else {
+                continue;
+            };
+            let option = config_options(result)
+                .find(|o| o.get("id").and_then(Value::as_str) == Some(config_id))
+                .cloned();
+            if let Some(option) = option
+                && option_values(&option).contains(&value)
+            {
+                if option.get("currentValue").and_then(Value::as_str) == Some(value) {
+                    return Ok(());
+                }
+                let what = format!("permission mode {}", self.config.mode.as_str());
+                return self.set_option(ctx, config_id, value, &what).await;
+            }
+        }
+        let modes = result.get("modes");
+        let available: Vec<&str> = modes
+            .and_then(|m| m.get("availableModes"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m.get("id").and_then(Value::as_str))
+            .collect();
+        let current = modes
+            .and_then(|m| m.get("currentModeId"))
+            .and_then(Value::as_str);
+        let mode_option = result
+            .get("configOptions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|o| {
+                o.get("category").and_then(Value::as_str) == Some("mode")
+                    || o.get("id").and_then(Value::as_str) == Some("mode")
+            })
+            .cloned();
+        let mode_name = self.config.mode.as_str();
+        let matching_mode = wanted.iter().find_map(|w| {
+            available
+                .iter()
+                .find(|a| **a == w.as_str() || a.ends_with(&format!("#{w}")))
+                .map(|a| a.to_string())
+        });
+        if let Some(id) = matching_mode {
+            if current == Some(id.as_str()) {
+                return Ok(());
+            }
+            let params = json!({"sessionId": self.session_id, "modeId": id});
+            return match self
+                .call(
+                    ctx,
+                    "session/set_mode",
+                    params,
+                    Phase::Handshake,
+                    self.handshake_deadline(),
+                )
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(Failure::Rpc(e)) => {
+                    let message = format!(
+                        "{} refused mode `{id}` for permission mode {mode_name} ({}); the bridge applies the mode's policy to approval requests",
+                        self.provider(),
+                        e.describe()
+                    );
+                    self.warn(ctx, "permission_mode", message).await
+                }
+                Err(f) => Err(self.handshake_failure("session/set_mode", f)),
+            };
+        }
+        if let Some(option) = mode_option {
+            let values: Vec<&str> = option
+                .get("options")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|o| o.get("value").and_then(Value::as_str))
+                .collect();
+            let matching = wanted.iter().find_map(|w| {
+                values
+                    .iter()
+                    .find(|v| **v == w.as_str() || v.ends_with(&format!("#{w}")))
+                    .copied()
+            });
+            if let (Some(value), Some(config_id)) =
+                (matching, option.get("id").and_then(Value::as_str))
+            {
+                if option.get("currentValue").and_then(Value::as_str) == Some(value) {
+                    return Ok(());
+                }
+                let params =
+                    json!({"sessionId": self.session_id, "configId": config_id, "value": value});
+                return match self
+                    .call(
+                        ctx,
+                        "session/set_config_option",
+                        params,
+                        Phase::Handshake,
+                        self.handshake_deadline(),
+                    )
+                    .await
+                {
+                    Ok(_) => Ok(()),
+                    Err(Failure::Rpc(e)) => {
+                        let message = format!(
+                            "{} refused mode `{value}` for permission mode {mode_name} ({}); the bridge applies the mode's policy to approval requests",
+                            self.provider(),
+                            e.describe()
+                        );
+                        self.warn(ctx, "permission_mode", message).await
+                    }
+                    Err(f) => Err(self.handshake_failure("session/set_config_option", f)),
+                };
+            }
+        }
+        if self.config.mode != PermissionMode::Default {
+            let message = format!(
+                "{} has no ACP session mode for permission mode {mode_name}; the bridge applies the mode's policy to its approval requests",
+                self.provider()
+            );
+            self.warn(ctx, "permission_mode", message).await?;
+        }
+        Ok(())
+    }
+
+    /// Selects the requested model over ACP, where the agent offers model selection.
+    async fn apply_model(
+        &mut self,
+        ctx: &TurnContext,
+        result: &Value,
+    ) -> Result<(), Option<ErrorInfo>> {
+        let Some(model) = self.config.model.clone() else {
+            return Ok(());
+        };
+        let listed = result
+            .get("models")
+            .and_then(|m| m.get("availableModels"))
+            .and_then(Value::as_array);
+        let model_option = result
+            .get("configOptions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|o| o.get("category").and_then(Value::as_str) == Some("model"))
+            .cloned();
+        let (method, params) = if let Some(models) = listed {
+            let id = models
+                .iter()
+                .find(|m| {
+                    m.get("modelId").and_then(Value::as_str) == Some(model.as_str())
+                        || m.get("name").and_then(Value::as_str) == Some(model.as_str())
+                })
+                .and_then(|m| m.get("modelId").and_then(Value::as_str))
+                .unwrap_or(model.as_str())
+                .to_string();
+            (
+                "session/set_model",
+                json!({"sessionId": self.session_id, "modelId": id}),
+            )
+        } else if let Some(option) = model_option {
+            let value = option
+                .get("options")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|o| {
+                    o.get("value").and_then(Value::as_str) == Some(model.as_str())
+                        || o.get("name").and_then(Value::as_str) == Some(model.as_str())
+                })
+                .and_then(|o| o.get("value").and_then(Value::as_str))
+                .unwrap_or(model.as_str())
+                .to_string();
+            let config_id = option
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("model")
+                .to_string();
+            (
+                "session/set_config_option",
+                json!({"sessionId": self.session_id, "configId": config_id, "value": value}),
+            )
+        } else {
+            let message = format!(
+                "{} offers no model selection over ACP; `model` {model} was not applied",
+                self.provider()
+            );
+            return self.warn(ctx, "model", message).await;
+        };
+        match self
+            .call(
+                ctx,
+                method,
+                params,
+                Phase::Handshake,
+                self.handshake_deadline(),
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(Failure::Rpc(e)) => {
+                let message = format!(
+                    "{} refused model {model} ({}); it keeps its default model",
+                    self.provider(),
+                    e.describe()
+                );
+                self.warn(ctx, "model", message).await
+            }
+            Err(f) => Err(self.handshake_failure(method, f)),
+        }
+    }
+
+    /// Sends one request and waits for its answer, handling everything the agent sends
+    /// meanwhile. In the prompt phase a cancel sends `session/cancel` and waits (up to the
+    /// interrupt grace) for the agent to end the turn; elsewhere it aborts at once.
+    async fn call(
+        &mut self,
+        ctx: &TurnContext,
+        method: &str,
+        params: Value,
+        phase: Phase,
+        deadline: Instant,
+    ) -> Result<Value, Failure> {
+        self.next_id += 1;
+        let id = Id::Number(self.next_id);
+        self.send(rpc::request(self.next_id, method, params)).await;
+        let limits = ctx.limits;
+        let mut last_activity = Instant::now();
+        let mut interrupting = false;
+        let mut interrupt_deadline = deadline;
+        loop {
+            let idle_deadline = last_activity + limits.idle;
+            let waiting_for_client = !self.pending.is_empty();
+            tokio::select! {
+                biased;
+                _ = ctx.cancel.cancelled(), if !interrupting => {
+                    if phase != Phase::Prompt {
+                        return Err(Failure::Interrupted);
+                    }
+                    interrupting = true;
+                    interrupt_deadline = Instant::now() + limits.interrupt_grace;
+                    self.send(rpc::notification("session/cancel", json!({"sessionId": self.session_id}))).await;
+                    let pending: Vec<(Id, Pending)> = self.pending.drain().collect();
+                    for (pid, p) in pending {
+                        p.abort.abort();
+                        self.send(rpc::response(&pid, cancelled())).await;
+                    }
+                }
+                _ = tokio::time::sleep_until(interrupt_deadline), if interrupting => {
+                    return Err(Failure::Interrupted);
+                }
+                _ = tokio::time::sleep_until(deadline) => return Err(Failure::Deadline),
+                _ = tokio::time::sleep_until(idle_deadline), if phase == Phase::Prompt && !waiting_for_client => {
+                    return Err(Failure::Idle);
+                }
+                Ok(()) = self.stderr_activity.changed() => last_activity = Instant::now(),
+                Some(decided) = self.decided_rx.recv() => {
+                    last_activity = Instant::now();
+                    let Some(pending) = self.pending.remove(&decided.id) else { continue };
+                    let answer = answer(&decided.request, &decided.resolution);
+                    self.send(rpc::response(&decided.id, answer.result.clone())).await;
+                    let mut events = vec![Event::PermissionDecision(answer.effective.clone())];
+                    if answer.refused
+                        && let Some(tool) = &pending.tool_call_id
+                    {
+                        let message = answer
+                            .effective
+                            .note
+                            .clone()
+                            .or(decided.resolution.decision.message.clone())
+                            .unwrap_or_else(|| "The user denied this tool call".into());
+                        self.normalizer.refused(tool, &message, &mut events);
+                    }
+                    for event in events {
+                        if !ctx.emit(event).await {
+                            return Err(Failure::ConsumerGone);
+                        }
+                    }
+                    if answer.cancel_turn {
+                        ctx.cancel.cancel();
+                    }
+                }
+                item = self.lines.recv() => {
+                    last_activity = Instant::now();
+                    let Some(item) = item else {
+                        return Err(Failure::Exited);
+                    };
+                    let mut events = Vec::new();
+                    let text = match item {
+                        ReadItem::Line { text, lossy } => {
+                            if lossy {
+                                events.push(Event::warning(
+                                    "invalid_utf8",
+                                    format!("{} printed a line that is not valid UTF-8; decoded it lossily", self.config.provider),
+                                ));
+                            }
+                            text
+                        }
+                        ReadItem::TooLong(bytes) => {
+                            events.push(Event::warning(
+                                "line_too_long",
+                                format!(
+                                    "{} printed a {bytes}-byte line, over the {}-byte limit; skipped it",
+                                    self.config.provider, limits.max_line_bytes
+                                ),
+                            ));
+                            String::new()
+                        }
+                    };
+                    let mut done = None;
+                    if !text.trim().is_empty() {
+                        if ctx.raw {
+                            events.push(Event::Raw { line: text.clone() });
+                        }
+                        match rpc::parse(&text) {
+                            Ok(Incoming::Response { id: rid, outcome }) => {
+                                if rid == id {
+                                    done = Some(outcome);
+                                }
+                                // Anything else answers a request abandoned earlier.
+                            }
+                            Ok(Incoming::Notification { method, params }) => {
+                                if method == "session/update" {
+                                    match phase {
+                                        Phase::Prompt => self.normalizer.update(&params, &mut events),
+                                        Phase::Load => self.replayed += 1,
+                                        Phase::Handshake => {}
+                                    }
+                                }
+                            }
+                            Ok(Incoming::Request { id: rid, method, params }) => {
+                                self.agent_request(ctx, rid, &method, &params, phase, interrupting, &mut events).await;
+                            }
+                            Err(_) => {
+                                self.garbage += 1;
+                                if self.first_garbage.is_none() {
+                                    self.first_garbage = Some(text.clone());
+                                }
+                                if self.garbage <= MAX_GARBAGE_WARNINGS {
+                                    let shown: String = text.chars().take(300).collect();
+                                    events.push(Event::warning(
+                                        "unparsed_line",
+                                        format!("{} printed a stdout line that is not JSON-RPC: {shown}", self.config.provider),
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                    for event in events {
+                        if !ctx.emit(event).await {
+                            return Err(Failure::ConsumerGone);
+                        }
+                    }
+                    if let Some(outcome) = done {
+                        if interrupting {
+                            // The agent ended the cancelled turn itself.
+                            return match outcome {
+                                Ok(v) => Ok(v),
+                                Err(_) => Err(Failure::Interrupted),
+                            };
+                        }
+                        return outcome.map_err(Failure::Rpc);
+                    }
+                    // Spawned permission tasks are registered after their request event went out.
+                }
+            }
+        }
+    }
+
+    /// Answers a request the agent sent us.
+    #[allow(clippy::too_many_arguments)]
+    async fn agent_request(
+        &mut self,
+        ctx: &TurnContext,
+        id: Id,
+        method: &str,
+        params: &Value,
+        phase: Phase,
+        interrupting: bool,
+        events: &mut Vec<Event>,
+    ) {
+        if method == "session/request_permission" {
+            if phase != Phase::Prompt || interrupting {
+                self.send(rpc::response(&id, cancelled())).await;
+                return;
+            }
+            let request = self.normalizer.permission_request(&id, params, events);
+            // The request event goes out before anything can answer it.
+            for event in events.drain(..) {
+                if !ctx.emit(event).await {
+                    return;
+                }
+            }
+            let tool_call_id = request.tool_use_id.clone();
+            let mode = self.config.mode;
+            let broker = ctx.permissions.clone();
+            let tx = self.decided_tx.clone();
+            let task_id = id.clone();
+            let task = tokio::spawn(async move {
+                let resolution = match policy(mode, &request) {
+                    Some(resolution) => resolution,
+                    None => broker.ask(&request).await,
+                };
+                let _ = tx
+                    .send(Decided {
+                        id: task_id,
+                        request,
+                        resolution,
+                    })
+                    .await;
+            });
+            self.pending.insert(
+                id,
+                Pending {
+                    abort: task.abort_handle(),
+                    tool_call_id,
+                },
+            );
+            return;
+        }
+        let what = if method.starts_with("fs/") {
+            "file-system access"
+        } else if method.starts_with("terminal/") {
+            "terminals"
+        } else {
+            "this method"
+        };
+        let message = format!(
+            "the bridge does not offer {what} to agents (`{method}`; its clientCapabilities say so)"
+        );
+        self.send(rpc::error_response(&id, METHOD_NOT_FOUND, &message))
+            .await;
+        events.push(Event::warning(
+            "client_method_refused",
+            format!(
+                "{} asked for `{method}`; refused: {message}",
+                self.config.provider
+            ),
+        ));
+    }
+
+    /// Runs one turn with `prompt` (ACP content blocks), sending its events, ending with
+    /// exactly one [`Event::TurnEnd`]. Returns false when the session can no longer be used
+    /// (the agent died, timed out or the consumer went away).
+    pub async fn prompt(&mut self, prompt: Vec<Value>, ctx: &TurnContext) -> bool {
+        self.normalizer.begin_turn();
+        let deadline = Instant::now() + ctx.limits.wall;
+        let params = json!({"sessionId": self.session_id, "prompt": prompt});
+        let outcome = self
+            .call(ctx, "session/prompt", params, Phase::Prompt, deadline)
+            .await;
+        let interrupted = ctx.cancel.is_cancelled();
+        let provider = self.config.provider.clone();
+        let session_id = Some(self.session_id.clone());
+        let mut events = Vec::new();
+        let (end, usable) = match outcome {
+            Ok(result) => match self.config.empty_turn {
+                Some(empty)
+                    if !interrupted
+                        && !self.normalizer.output_seen()
+                        && result.get("stopReason").and_then(Value::as_str) == Some("end_turn") =>
+                {
+                    let logged = empty.log.and_then(|log| {
+                        let home = std::env::var_os("HOME")?;
+                        last_log_line(&PathBuf::from(home).join(log), empty.pattern)
+                    });
+                    let message = match logged {
+                        Some(line) => format!("{provider}: {} Its log says: {line}", empty.message),
+                        None => format!("{provider}: {}", empty.message),
+                    };
+                    events.push(Event::Error(error(
+                        ErrorCode::Provider,
+                        message.clone(),
+                        String::new(),
+                    )));
+                    (Some(failed(message, session_id)), true)
+                }
+                _ => {
+                    self.normalizer
+                        .prompt_result(&result, interrupted, &mut events);
+                    (None, true)
+                }
+            },
+            Err(Failure::Rpc(e)) => {
+                // The agent's own error: its words, without its stderr log.
+                self.normalizer.flush(&mut events);
+                let message = format!("{provider}: {}", e.describe());
+                events.push(Event::Error(error(
+                    ErrorCode::Provider,
+                    message.clone(),
+                    String::new(),
+                )));
+                (Some(failed(message, session_id)), true)
+            }
+            Err(Failure::Interrupted) => (Some(interrupted_end(session_id)), false),
+            Err(Failure::ConsumerGone) => return false,
+            Err(failure) => {
+                self.normalizer.flush(&mut events);
+                let (code, message) = match failure {
+                    Failure::Deadline => (
+                        ErrorCode::WallTimeout,
+                        format!(
+                            "{provider} ran longer than {} s (wall-clock deadline); stopped it",
+                            ctx.limits.wall.as_secs()
+                        ),
+                    ),
+                    Failure::Idle => (
+                        ErrorCode::IdleTimeout,
+                        format!(
+                            "{provider} printed nothing for {} s (idle deadline); stopped it",
+                            ctx.limits.idle.as_secs()
+                        ),
+                    ),
+                    _ => {
+                        let status = self.child.wait_timeout(Duration::from_millis(500)).await;
+                        let how = status
+                            .as_ref()
+                            .map(describe_exit)
+                            .unwrap_or_else(|| "closed its stdout".into());
+                        (
+                            ErrorCode::ExitedEarly,
+                            format!(
+                                "{provider} exited ({how}) during the turn, before answering session/prompt"
+                            ),
+                        )
+                    }
+                };
+                events.push(Event::Error(error(
+                    code,
+                    message.clone(),
+                    self.child.stderr_tail(),
+                )));
+                (Some(failed(message, session_id)), false)
+            }
+        };
+        if let Some(end) = end {
+            events.push(Event::TurnEnd(end));
+        }
+        for event in events {
+            if !ctx.emit(event).await {
+                return false;
+            }
+        }
+        usable
+    }
+
+    /// Closes stdin, gives the agent `exit_grace` to exit, then ends its whole process group.
+    pub async fn shutdown(mut self, ctx: &TurnContext) {
+        for (_, p) in self.pending.drain() {
+            p.abort.abort();
+        }
+        self.writer = None;
+        if self
+            .child
+            .wait_timeout(ctx.limits.exit_grace)
+            .await
+            .is_none()
+        {
+            self.child.terminate(ctx.limits.kill_grace).await;
+        }
+        self.child.sweep_group();
+    }
+
+    /// Ends the whole process group now.
+    async fn kill(&mut self, ctx: &TurnContext) {
+        self.writer = None;
+        self.child.terminate(ctx.limits.kill_grace).await;
+    }
+
+    /// Ends the whole process group now (interrupts, deadlines, a consumer that went away).
+    pub async fn terminate(mut self, ctx: &TurnContext) {
+        self.kill(ctx).await;
+    }
+}
+
+/// The `configOptions` of a session result.
+fn config_options(result: &Value) -> impl Iterator<Item = &Value> {
+    result
+        .get("configOptions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+/// The values a select config option offers.
+fn option_values(option: &Value) -> Vec<&str> {
+    option
+        .get("options")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o.get("value").and_then(Value::as_str))
+        .collect()
+}
+
+fn failed(message: String, session_id: Option<String>) -> TurnEnd {
+    TurnEnd {
+        success: false,
+        stop_reason: StopReason::Error,
+        session_id,
+        result: None,
+        error: Some(message),
+    }
+}

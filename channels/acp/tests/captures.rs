@@ -1,0 +1,115 @@
+//! The ACP normalizer replayed over every recorded real-CLI ACP transcript
+//! (`shared/captures/gemini-acp-*.stdout`: Gemini CLI 0.61.0, an approval allowed, rejected, and
+//! a turn cancelled mid-stream), snapshotted in both wire formats.
+
+use std::path::PathBuf;
+
+use bridge_acp::normalize::replay;
+use bridge_core::encode::{Encoder, JsonlEncoder, MarkerDialect, MarkerEncoder};
+use bridge_core::event::Event;
+
+fn capture(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/captures")
+        .join(format!("{name}.stdout"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn encode(events: &[Event], mut encoder: Box<dyn Encoder>) -> String {
+    let mut lines = Vec::new();
+    for event in events {
+        encoder.encode(event, &mut lines);
+    }
+    lines.join("\n")
+}
+
+fn check(name: &str) -> Vec<Event> {
+    let text = capture(name);
+    let events = replay(text.lines());
+    let markers = encode(
+        &events,
+        Box::new(MarkerEncoder::new(MarkerDialect::SESSION)),
+    );
+    let jsonl = encode(&events, Box::new(JsonlEncoder::new(false)));
+    insta::assert_snapshot!(format!("{name}.markers"), markers);
+    insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
+    events
+}
+
+fn text_of(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn allow_capture() {
+    let events = check("gemini-acp-allow");
+    let request = events
+        .iter()
+        .find_map(|e| match e {
+            Event::PermissionRequest(r) => Some(r),
+            _ => None,
+        })
+        .expect("the approval request");
+    assert_eq!(request.tool_name, "Bash");
+    assert_eq!(
+        request.input["command"],
+        "touch mock-created.txt && echo created"
+    );
+    let tool_use = events
+        .iter()
+        .position(|e| matches!(e, Event::ToolUse(_)))
+        .unwrap();
+    let asked = events
+        .iter()
+        .position(|e| matches!(e, Event::PermissionRequest(_)))
+        .unwrap();
+    let result = events
+        .iter()
+        .position(|e| matches!(e, Event::ToolResult(r) if !r.is_error))
+        .unwrap();
+    assert!(tool_use < asked && asked < result);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::TurnEnd(t) if t.success))
+            .count(),
+        2,
+        "two prompts, two successful turn ends"
+    );
+    assert!(text_of(&events).contains("I received 5 contents"));
+}
+
+#[test]
+fn reject_capture() {
+    let events = check("gemini-acp-reject");
+    // Gemini sends no tool_call_update for a rejected call: the call is announced, never
+    // completed (the engine adds the refusal result when it applies the denial).
+    assert!(events.iter().any(|e| matches!(e, Event::ToolUse(_))));
+    assert!(!events.iter().any(|e| matches!(e, Event::ToolResult(_))));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ThinkingDelta { .. }))
+    );
+}
+
+#[test]
+fn cancel_capture() {
+    let events = check("gemini-acp-cancel");
+    let ends: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TurnEnd(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends.len(), 2);
+    assert!(!ends[0].success, "a cancelled prompt is not a success");
+    assert!(ends[1].success);
+}

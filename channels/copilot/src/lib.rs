@@ -1,0 +1,75 @@
+//! GitHub Copilot CLI, over ACP (`copilot --acp --stdio`).
+//!
+//! Tested with `@github/copilot` 1.0.102 in BYOK offline mode (`COPILOT_OFFLINE=true`,
+//! `COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_TYPE=openai`) against the project's mock
+//! OpenAI Chat Completions API (facts: `shared/reference/real-clis-anthropic-gemini.md` §5):
+//!
+//! * `initialize` advertises `loadSession` (resume is `session/load`) and one terminal auth
+//!   method (`copilot login`), which BYOK mode does not need;
+//! * modes come as a `mode` config option whose values are URLs
+//!   (`…/session-modes#agent|#plan|#autopilot`); bypass is the `allow_all` config option (`on`);
+//!   there is no model list over ACP, so `model` goes to `COPILOT_MODEL`;
+//! * a tool call is announced (`tool_call`, pending, with `rawInput`) before its
+//!   `session/request_permission` (options `allow_once`, `allow_always`, `reject_once`);
+//! * `usage_update {used, size}` reports the context window; the prompt result carries `usage`;
+//! * **API errors arrive as message text**: each retry is an `agent_message_chunk`
+//!   `Info: Request failed due to a transient API error. Retrying...`, the final failure is a
+//!   chunk `Error: Authentication failed with provider at … (HTTP 401). …`, and the turn still
+//!   ends with `end_turn` (but without `usage`). The channel turns the `Info:` chunks into retry
+//!   statuses and such a final `Error:` chunk into the turn's error.
+//!
+//! `baseUrl` → `COPILOT_PROVIDER_BASE_URL`, `apiKey` → `COPILOT_PROVIDER_API_KEY`.
+
+#![deny(missing_docs)]
+
+use bridge_acp::normalize::TextNotices;
+use bridge_acp::{AcpChannel, AcpProvider};
+use permission_mapper::PermissionMode as M;
+use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
+
+/// Provider key.
+pub const ID: &str = "copilot";
+
+/// The npm package that installs the CLI.
+pub const NPM_PACKAGE: &str = "@github/copilot";
+
+/// What `bridge system status` and the error path need to know about this CLI.
+pub const PROBE: ProbeSpec = ProbeSpec {
+    env_overrides: &["COPILOT_CLI_PATH", "COPILOT_BIN"],
+    version_env: &[("COPILOT_AUTO_UPDATE", "false")],
+    tested: Some(VersionRange::exactly(Version::new(1, 0, 102))),
+    install_hint: "npm i -g @github/copilot",
+    auth: &[
+        AuthSource::Env("COPILOT_PROVIDER_API_KEY"),
+        AuthSource::Env("GH_TOKEN"),
+        AuthSource::Env("GITHUB_TOKEN"),
+        AuthSource::File(".copilot/config.json"),
+    ],
+    ..ProbeSpec::new(ID, "GitHub Copilot CLI", &["copilot"])
+};
+
+/// How the bridge runs `copilot --acp --stdio`.
+pub const PROVIDER: AcpProvider = AcpProvider {
+    args: &["--acp", "--stdio"],
+    env_defaults: &[("COPILOT_AUTO_UPDATE", "false")],
+    base_url_env: &["COPILOT_PROVIDER_BASE_URL"],
+    api_key_env: &["COPILOT_PROVIDER_API_KEY"],
+    model_env: Some("COPILOT_MODEL"),
+    modes: &[
+        (M::Default, &["agent"]),
+        (M::Plan, &["plan"]),
+        (M::Sandbox, &["plan"]),
+        (M::BypassPermissions, &["allow_all=on"]),
+        (M::Yolo, &["allow_all=on"]),
+    ],
+    text_notices: TextNotices {
+        status_prefix: Some("Info: "),
+        error_prefix: Some("Error: "),
+    },
+    ..AcpProvider::new(PROBE)
+};
+
+/// The Copilot channel.
+pub fn channel() -> AcpChannel {
+    AcpChannel::new(&PROVIDER)
+}

@@ -1,0 +1,65 @@
+//! Qwen Code, over ACP (`qwen --acp`).
+//!
+//! Tested with `@qwen-code/qwen-code` 0.15.10 (the newest release that runs on Node 20) against
+//! the project's mock OpenAI Chat Completions API (facts:
+//! `shared/reference/real-clis-anthropic-gemini.md` §4, and the e2e tests):
+//!
+//! * `initialize` advertises `loadSession` and `sessionCapabilities.resume` (the bridge resumes
+//!   with `session/resume`, which replays nothing) and two terminal auth methods; with
+//!   `OPENAI_API_KEY` set no `authenticate` is needed (the `openai` method is used if the agent
+//!   asks anyway);
+//! * modes `plan`, `default`, `auto-edit`, `yolo`; the model list uses ids such as
+//!   `$runtime|openai|<model>(openai)`, matched by name for `session/set_model`;
+//! * per-call token usage arrives as `_meta.usage` on an empty `agent_message_chunk`;
+//! * approval options include two `allow_always` scopes (`proceed_always_project`,
+//!   `proceed_always_user`); "allow for the session" picks the first (project).
+//!
+//! `baseUrl` → `OPENAI_BASE_URL`, `apiKey` → `OPENAI_API_KEY` (the `openai` auth type).
+
+#![deny(missing_docs)]
+
+use bridge_acp::{AcpChannel, AcpProvider};
+use permission_mapper::PermissionMode as M;
+use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
+
+/// Provider key.
+pub const ID: &str = "qwen";
+
+/// The npm package that installs the CLI.
+pub const NPM_PACKAGE: &str = "@qwen-code/qwen-code";
+
+/// What `bridge system status` and the error path need to know about this CLI.
+pub const PROBE: ProbeSpec = ProbeSpec {
+    env_overrides: &["QWEN_CLI_PATH", "QWEN_BIN"],
+    install_dirs: &[".qwen/bin"],
+    tested: Some(VersionRange::exactly(Version::new(0, 15, 10))),
+    install_hint: "npm i -g @qwen-code/qwen-code",
+    auth: &[
+        AuthSource::Env("OPENAI_API_KEY"),
+        AuthSource::File(".qwen/settings.json"),
+        AuthSource::File(".qwen/oauth_creds.json"),
+    ],
+    ..ProbeSpec::new(ID, "Qwen Code", &["qwen"])
+};
+
+/// How the bridge runs `qwen --acp`.
+pub const PROVIDER: AcpProvider = AcpProvider {
+    args: &["--acp"],
+    base_url_env: &["OPENAI_BASE_URL"],
+    api_key_env: &["OPENAI_API_KEY"],
+    modes: &[
+        (M::Default, &["default"]),
+        (M::AcceptEdits, &["auto-edit"]),
+        (M::Plan, &["plan"]),
+        (M::Sandbox, &["plan"]),
+        (M::BypassPermissions, &["yolo"]),
+        (M::Yolo, &["yolo"]),
+    ],
+    auth_methods: &["openai"],
+    ..AcpProvider::new(PROBE)
+};
+
+/// The Qwen channel.
+pub fn channel() -> AcpChannel {
+    AcpChannel::new(&PROVIDER)
+}
