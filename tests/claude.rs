@@ -54,6 +54,12 @@ fn record_transcript(name: &str, jsonl_with_raw: &str, sandbox: &Sandbox) {
 
 /// Runs one scenario in both formats and snapshots what a plugin / integrator would see.
 fn scenario_both_formats(name: &str, prompt: &str) -> (String, String) {
+    scenario_run(name, prompt, true)
+}
+
+/// [`scenario_both_formats`] without snapshots, for scenarios whose exact output depends on
+/// timing (how many deltas arrive before a connection is cut).
+fn scenario_run(name: &str, prompt: &str, snapshot: bool) -> (String, String) {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let markers = run_with_stdin(claude_command(&sandbox, &mock.url(), &[]), &request(prompt));
@@ -71,11 +77,14 @@ fn scenario_both_formats(name: &str, prompt: &str) -> (String, String) {
         .filter(|l| !l.contains(r#""type":"raw""#) && !l.contains(r#""type":"message""#))
         .map(|l| format!("{l}\n"))
         .collect();
-    insta::assert_snapshot!(
-        format!("{name}.markers"),
-        markers_view(&markers_out, &sandbox)
+    let (markers_view, jsonl_view) = (
+        markers_view(&markers_out, &sandbox),
+        jsonl_view(&jsonl_out, &sandbox2),
     );
-    insta::assert_snapshot!(format!("{name}.jsonl"), jsonl_view(&jsonl_out, &sandbox2));
+    if snapshot {
+        insta::assert_snapshot!(format!("{name}.markers"), markers_view);
+        insta::assert_snapshot!(format!("{name}.jsonl"), jsonl_view);
+    }
     (markers_out, jsonl_out)
 }
 
@@ -229,7 +238,9 @@ fn http_errors_surface_the_cli_message() {
 #[test]
 fn a_stream_cut_midway_is_never_a_silent_success() {
     for scenario in ["cut", "cut-after-block", "midstream"] {
-        let (stdout, _) = scenario_both_formats(scenario, &format!("MOCK:{scenario} go"));
+        // How many deltas arrive before the cut depends on timing: asserted, not snapshotted
+        // (the recorded transcripts in channels/claude/tests/transcripts pin one run each).
+        let (stdout, _) = scenario_run(scenario, &format!("MOCK:{scenario} go"), false);
         let last = final_line(&stdout);
         // Claude Code retries some broken streams; whatever it ends with, the bridge reports
         // what the CLI's own result said, and streamed text matches the result on success.

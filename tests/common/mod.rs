@@ -144,8 +144,10 @@ pub fn redact(text: &str, sandbox: &Sandbox) -> String {
     let uuid = Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap();
     let toolu = Regex::new(r"toolu_[A-Za-z0-9]+").unwrap();
     let msg = Regex::new(r"msg_[A-Za-z0-9]+").unwrap();
+    let mock_addr = Regex::new(r"127\.0\.0\.1:[0-9]+").unwrap();
     let root = sandbox.root().to_string_lossy().into_owned();
     let text = text.replace(&root, "[sandbox]");
+    let text = mock_addr.replace_all(&text, "[mock]").into_owned();
     let text = uuid.replace_all(&text, "[uuid]");
     let text = toolu.replace_all(&text, "[toolu]");
     msg.replace_all(&text, "[msg]").into_owned()
