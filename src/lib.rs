@@ -9,7 +9,9 @@
 //! * [`claude`]: the Claude Code channel;
 //! * [`codex`]: the Codex channel;
 //! * [`acp`]: the ACP client engine, and the ACP providers over it: [`gemini`], [`qwen`],
-//!   [`copilot`], [`opencode`], [`kimi`], [`grok`].
+//!   [`copilot`], [`opencode`], [`kimi`], [`grok`];
+//! * the JSONL-stream providers: [`pi`], [`omp`] (oh-my-pi), [`grok_cli`] (the community Grok
+//!   CLI).
 //!
 //! # Example: one turn as a stream of events
 //!
@@ -42,8 +44,11 @@ pub use bridge_channel_codex as codex;
 pub use bridge_channel_copilot as copilot;
 pub use bridge_channel_gemini as gemini;
 pub use bridge_channel_grok as grok;
+pub use bridge_channel_grok_cli as grok_cli;
 pub use bridge_channel_kimi as kimi;
+pub use bridge_channel_omp as omp;
 pub use bridge_channel_opencode as opencode;
+pub use bridge_channel_pi as pi;
 pub use bridge_channel_qwen as qwen;
 pub use bridge_core as core;
 pub use permission_mapper;
@@ -60,6 +65,9 @@ pub fn probe_specs() -> Vec<sdk_probe::ProbeSpec> {
         opencode::PROBE,
         kimi::PROBE,
         grok::PROBE,
+        pi::PROBE,
+        omp::PROBE,
+        grok_cli::PROBE,
     ]
 }
 
@@ -74,4 +82,7 @@ pub fn router() -> core::Router {
         .with(Arc::new(opencode::channel()))
         .with(Arc::new(kimi::channel()))
         .with(Arc::new(grok::channel()))
+        .with(Arc::new(pi::channel()))
+        .with(Arc::new(omp::channel()))
+        .with(Arc::new(grok_cli::channel()))
 }

@@ -34,6 +34,15 @@ CLIS=(
   "@qwen-code/qwen-code        0.15.10   qwen"
   "@github/copilot             1.0.102   copilot"
   "opencode-ai                 1.18.33   opencode"
+  # bun >= 1.3.14: the runtime oh-my-pi's launcher needs.
+  "bun                         1.3.14    bun       as=bun"
+  "@mariozechner/pi-coding-agent 0.73.1  pi        as=pi"
+  # oh-my-pi 18.3.4 cannot be installed from the npm registry: its eleven @oh-my-pi/*@18.3.4
+  # dependencies are not published (npm ETARGET); 18.2.3 is the newest whose dependencies resolve.
+  "@oh-my-pi/pi-coding-agent   18.2.3    omp       as=omp needs=bun"
+  # The community Grok CLI: its bin `grok` is also xAI's CLI's name (the `grok` provider), so it
+  # is exposed as `grok-cli` only (the name the grok-cli channel looks for). 0.0.34 prints 1.0.1.
+  "@vibe-kit/grok-cli          0.0.34    grok      as=grok-cli reports=1.0.1"
 )
 
 # PyPI CLIs: each goes into its own virtualenv made with a Python >= the row's minimum (found as

@@ -11,6 +11,8 @@
 //! * [`channel`]: the [`Channel`] trait a provider implements and the [`Router`] registry.
 //! * [`process`], [`lines`], [`turn`]: spawning a CLI in its own process group, reading its
 //!   output with bounded memory, deadlines, interrupt, and deciding the outcome.
+//! * [`normalize`]: building blocks for normalizers of one-shot JSONL CLIs (outcome rules for
+//!   CLIs whose exit code lies, plain-text lines, snapshots → deltas).
 //! * [`driver`]: one `send`, end to end, onto a writer.
 //! * [`permission`], [`permission_ipc`]: the approval model, the broker that gets answers
 //!   from the client (stdin or the ai-bridge file IPC), and the no-client / timeout denials.
@@ -26,6 +28,7 @@ pub mod driver;
 pub mod encode;
 pub mod event;
 pub mod lines;
+pub mod normalize;
 pub mod output;
 pub mod permission;
 pub mod permission_ipc;

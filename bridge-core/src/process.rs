@@ -178,9 +178,32 @@ pub struct ChildProcess {
     activity: tokio::sync::watch::Sender<u64>,
 }
 
+/// How many stderr lines [`ChildProcess::spawn_with_stderr_lines`] buffers for a slow reader;
+/// later lines are dropped from the forwarded copy (never from the tail) until it catches up.
+pub const STDERR_LINES_BUFFER: usize = 1024;
+
 impl ChildProcess {
     /// Spawns `spec` in a new process group with a scrubbed environment.
     pub fn spawn(spec: &CommandSpec) -> Result<ChildProcess, SpawnError> {
+        Self::spawn_inner(spec, None)
+    }
+
+    /// Like [`ChildProcess::spawn`], and also forwards every stderr line (lossily decoded, at
+    /// most 64 KiB each) to the returned receiver, for providers that print something a
+    /// normalizer needs on stderr (a session id, a resume hint). The forwarded copy never
+    /// blocks the child: when the reader falls [`STDERR_LINES_BUFFER`] lines behind, further
+    /// lines are dropped from it (the stderr tail keeps them).
+    pub fn spawn_with_stderr_lines(
+        spec: &CommandSpec,
+    ) -> Result<(ChildProcess, tokio::sync::mpsc::Receiver<String>), SpawnError> {
+        let (tx, rx) = tokio::sync::mpsc::channel(STDERR_LINES_BUFFER);
+        Ok((Self::spawn_inner(spec, Some(tx))?, rx))
+    }
+
+    fn spawn_inner(
+        spec: &CommandSpec,
+        lines: Option<tokio::sync::mpsc::Sender<String>>,
+    ) -> Result<ChildProcess, SpawnError> {
         let mut command = Command::new(&spec.program);
         command.args(&spec.args);
         if let Some(cwd) = &spec.cwd {
@@ -241,6 +264,10 @@ impl ChildProcess {
                         LineItem::Line { text, .. } => text,
                         LineItem::TooLong { bytes } => format!("[a {bytes}-byte line]"),
                     };
+                    if let Some(lines) = &lines {
+                        // Full or closed: the reader is behind or gone; the tail still has it.
+                        let _ = lines.try_send(line.clone());
+                    }
                     if let Ok(mut tail) = tail.lock() {
                         tail.push(line);
                     }

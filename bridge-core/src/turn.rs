@@ -4,12 +4,16 @@
 //! (`line → events`). The engine owns everything that is the same for every provider:
 //!
 //! * spawning in a process group, writing the stdin payload, closing stdin at the right time;
-//! * bounded line reading (see [`crate::lines`]), raw passthrough when requested;
+//! * bounded line reading (see [`crate::lines`]), raw passthrough when requested; stderr lines
+//!   go to the normalizer too ([`Normalizer::stderr_line`]), for CLIs that print a session id
+//!   there;
 //! * the wall-clock and idle deadlines, interrupt (graceful first when the provider has one,
 //!   then the group kill), and the consumer going away;
 //! * deciding the outcome: success only when the normalizer saw the provider's own terminal
 //!   event; a stream that ends without one is an [`ErrorCode::ExitedEarly`] error carrying the
-//!   stderr tail, never a fabricated success.
+//!   stderr tail, never a fabricated success. For CLIs whose terminal signal is their exit,
+//!   [`Normalizer::finish`] decides from the stream and the exit status (exit codes lie:
+//!   [`crate::normalize::ExitTurn`]), and its errors get the stderr tail as well.
 //!
 //! Every run sends exactly one [`Event::TurnEnd`], last.
 
@@ -70,9 +74,26 @@ pub trait Normalizer: Send {
     /// The conversation id seen so far.
     fn session_id(&self) -> Option<String>;
 
+    /// Handles one line the CLI wrote to stderr, for providers that print something the turn
+    /// needs there (a session id, a resume hint). The default ignores it (the engine keeps a
+    /// stderr tail for error reports anyway).
+    ///
+    /// stderr and stdout are separate pipes: their relative order is not preserved, so a
+    /// normalizer must not depend on it. Lines still buffered when stdout ends are delivered
+    /// before [`Normalizer::finish`].
+    fn stderr_line(&mut self, line: &str, out: &mut Vec<Event>) {
+        let _ = (line, out);
+    }
+
     /// Called once when stdout ended without a terminal event, with the exit status if the
     /// process exited. A provider whose terminal signal *is* the exit (plain JSONL CLIs) emits
     /// its [`Event::TurnEnd`] here; otherwise the engine reports an early exit.
+    ///
+    /// Exit codes lie (pi and the community Grok CLI exit 0 after an API error): a provider
+    /// whose stream carried an error must end the turn as a failure here whatever the exit
+    /// status says ([`crate::normalize::ExitTurn`] implements these rules). An
+    /// [`Event::Error`] emitted here gets the CLI's stderr tail attached when it has none, and
+    /// a failed [`Event::TurnEnd`] without an error gets one.
     fn finish(&mut self, exit: Option<&ExitStatus>, out: &mut Vec<Event>) {
         let _ = (exit, out);
     }
@@ -179,8 +200,8 @@ pub async fn run_process_turn(
     ctx: TurnContext,
 ) {
     let limits = ctx.limits;
-    let mut child = match ChildProcess::spawn(&turn.command) {
-        Ok(child) => child,
+    let (mut child, mut stderr_lines) = match ChildProcess::spawn_with_stderr_lines(&turn.command) {
+        Ok(spawned) => spawned,
         Err(error) => {
             let info = ErrorInfo {
                 code: ErrorCode::SpawnFailed,
@@ -243,6 +264,7 @@ pub async fn run_process_turn(
     let mut interrupt_deadline = started + limits.wall;
     let mut batch = Vec::new();
 
+    let mut stderr_open = true;
     let stop = 'read: loop {
         let idle_deadline = last_activity + limits.idle;
         tokio::select! {
@@ -264,6 +286,13 @@ pub async fn run_process_turn(
             _ = tokio::time::sleep_until(wall_deadline) => break 'read Stop::Wall,
             _ = tokio::time::sleep_until(idle_deadline) => break 'read Stop::Idle,
             Ok(()) = stderr_activity.changed() => last_activity = Instant::now(),
+            line = stderr_lines.recv(), if stderr_open => match line {
+                Some(line) => {
+                    last_activity = Instant::now();
+                    normalizer.stderr_line(&line, &mut batch);
+                }
+                None => stderr_open = false,
+            },
             item = reader.next_line() => {
                 last_activity = Instant::now();
                 let text = match item {
@@ -294,36 +323,37 @@ pub async fn run_process_turn(
                     }
                     normalizer.line(&text, &mut batch);
                 }
-                let mut ended = None;
-                for event in batch.drain(..) {
-                    match event {
-                        Event::TurnEnd(end) => {
-                            ended.get_or_insert(end);
-                        }
-                        // Once an interrupt was requested, the provider's own error for the
-                        // aborted turn is the interrupt itself: the turn ends as interrupted,
-                        // not as a failure the user has to read.
-                        Event::Error(_) if interrupting => {}
-                        event if ended.is_none() => {
-                            // The request goes out before anything can answer it.
-                            let request = match &event {
-                                Event::PermissionRequest(request) => Some(request.clone()),
-                                _ => None,
-                            };
-                            if !ctx.emit(event).await {
-                                break 'read Stop::ConsumerGone;
-                            }
-                            if let Some(request) = request {
-                                resolve_permission(request, &turn, &ctx, stdin_tx.clone());
-                            }
-                        }
-                        _ => {}
+            }
+        }
+        // What the stdout or stderr line produced (nothing after a deadline or activity tick).
+        let mut ended = None;
+        for event in batch.drain(..) {
+            match event {
+                Event::TurnEnd(end) => {
+                    ended.get_or_insert(end);
+                }
+                // Once an interrupt was requested, the provider's own error for the
+                // aborted turn is the interrupt itself: the turn ends as interrupted,
+                // not as a failure the user has to read.
+                Event::Error(_) if interrupting => {}
+                event if ended.is_none() => {
+                    // The request goes out before anything can answer it.
+                    let request = match &event {
+                        Event::PermissionRequest(request) => Some(request.clone()),
+                        _ => None,
+                    };
+                    if !ctx.emit(event).await {
+                        break 'read Stop::ConsumerGone;
+                    }
+                    if let Some(request) = request {
+                        resolve_permission(request, &turn, &ctx, stdin_tx.clone());
                     }
                 }
-                if let Some(end) = ended {
-                    break 'read Stop::Ended(end);
-                }
+                _ => {}
             }
+        }
+        if let Some(end) = ended {
+            break 'read Stop::Ended(end);
         }
     };
 
@@ -347,13 +377,32 @@ pub async fn run_process_turn(
                 None => child.terminate(limits.kill_grace).await,
             };
             child.sweep_group();
+            // Everything the CLI wrote to stderr before it exited reaches the normalizer
+            // before its verdict, and the verdict's errors carry the stderr tail.
+            let tail = child.settled_stderr_tail(Duration::from_secs(1)).await;
             let mut tail_events = Vec::new();
+            while let Ok(line) = stderr_lines.try_recv() {
+                normalizer.stderr_line(&line, &mut tail_events);
+            }
             normalizer.finish(status.as_ref(), &mut tail_events);
+            let session_id = normalizer.session_id().or_else(|| session_id.clone());
+            let with_tail = |mut info: ErrorInfo| {
+                if info.stderr_tail.is_none() && !tail.is_empty() {
+                    info.stderr_tail = Some(tail.clone());
+                }
+                info
+            };
             let mut ended = None;
+            let mut error_seen = false;
             for event in tail_events {
                 match event {
                     Event::TurnEnd(end) => {
                         ended.get_or_insert(end);
+                    }
+                    Event::Error(_) if interrupting => {}
+                    Event::Error(info) => {
+                        error_seen = true;
+                        ctx.emit(Event::Error(with_tail(info))).await;
                     }
                     event => {
                         ctx.emit(event).await;
@@ -361,7 +410,24 @@ pub async fn run_process_turn(
                 }
             }
             match ended {
-                Some(end) => end,
+                Some(end) => {
+                    if !end.success && !error_seen && !interrupting {
+                        let message = end
+                            .error
+                            .clone()
+                            .unwrap_or_else(|| format!("{provider} reported a failed turn"));
+                        ctx.emit(Event::Error(with_tail(ErrorInfo {
+                            code: ErrorCode::Provider,
+                            message,
+                            stderr_tail: None,
+                        })))
+                        .await;
+                    }
+                    TurnEnd {
+                        session_id: end.session_id.or_else(|| session_id.clone()),
+                        ..end
+                    }
+                }
                 None => {
                     let how = status
                         .as_ref()
@@ -496,5 +562,171 @@ async fn failure(
         session_id,
         result: None,
         error: Some(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::normalize::ExitTurn;
+
+    /// A JSONL normalizer whose terminal signal is the exit: `{"done":true}` completes the turn,
+    /// `{"error":"…"}` reports an error, stderr `session: <id>` carries the session id.
+    #[derive(Default)]
+    struct ExitNormalizer {
+        turn: ExitTurn,
+        session: Option<String>,
+        stderr_seen: Vec<String>,
+    }
+
+    impl Normalizer for ExitNormalizer {
+        fn line(&mut self, line: &str, out: &mut Vec<Event>) {
+            let value: serde_json::Value = match serde_json::from_str(line) {
+                Ok(value) => value,
+                Err(_) => return self.turn.plain_line(line),
+            };
+            if let Some(text) = value["text"].as_str() {
+                out.push(Event::TextDelta { text: text.into() });
+            }
+            if let Some(error) = value["error"].as_str() {
+                self.turn.error(error);
+            }
+            if value["done"] == true {
+                self.turn.complete(StopReason::EndTurn, Some("done".into()));
+            }
+        }
+        fn stderr_line(&mut self, line: &str, out: &mut Vec<Event>) {
+            self.stderr_seen.push(line.to_string());
+            if let Some(id) = line.strip_prefix("session: ") {
+                self.session = Some(id.to_string());
+                out.push(Event::SessionId { id: id.into() });
+            }
+        }
+        fn session_id(&self) -> Option<String> {
+            self.session.clone()
+        }
+        fn finish(&mut self, exit: Option<&ExitStatus>, out: &mut Vec<Event>) {
+            self.turn.finish("fake", exit, self.session.clone(), out);
+        }
+    }
+
+    async fn run(script: &str) -> Vec<Event> {
+        let mut command = CommandSpec::new("/bin/sh");
+        command.arg("-c").arg(script);
+        let turn = ProcessTurn {
+            provider: "fake".into(),
+            command,
+            stdin_payload: Vec::new(),
+            close_stdin: CloseStdin::AfterPayload,
+            interrupt_payload: None,
+            responder: None,
+        };
+        let (tx, mut rx) = mpsc::channel(64);
+        let limits = TurnLimits {
+            exit_grace: Duration::from_secs(2),
+            ..TurnLimits::default()
+        };
+        let ctx = TurnContext::new(tx, CancellationToken::new(), limits);
+        run_process_turn(turn, Box::<ExitNormalizer>::default(), ctx).await;
+        let mut events = Vec::new();
+        while let Some(event) = rx.recv().await {
+            events.push(event);
+        }
+        events
+    }
+
+    fn end(events: &[Event]) -> &TurnEnd {
+        match events.last() {
+            Some(Event::TurnEnd(end)) => end,
+            other => panic!("last event is not a turn end: {other:?}"),
+        }
+    }
+
+    fn errors(events: &[Event]) -> Vec<&ErrorInfo> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Error(info) => Some(info),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn exit_zero_after_a_stream_error_is_a_failure_with_the_stderr_tail() {
+        let events = run(
+            r#"echo '{"text":"Hel"}'; echo '{"error":"401 bad key"}'; echo '{"done":true}'; echo 'retrying later' >&2; exit 0"#,
+        )
+        .await;
+        let end = end(&events);
+        assert!(!end.success);
+        assert_eq!(end.error.as_deref(), Some("401 bad key"));
+        let errors = errors(&events);
+        assert_eq!(errors.len(), 1, "{events:?}");
+        assert_eq!(errors[0].code, ErrorCode::Provider);
+        assert_eq!(errors[0].stderr_tail.as_deref(), Some("retrying later"));
+    }
+
+    #[tokio::test]
+    async fn a_completed_stream_and_exit_zero_is_a_success() {
+        let events = run(r#"echo '{"text":"Hi"}'; echo '{"done":true}'"#).await;
+        assert!(end(&events).success, "{events:?}");
+        assert!(errors(&events).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_stream_without_its_end_is_a_failure_even_with_exit_zero() {
+        let events = run(r#"echo '{"text":"Hi"}'; echo 'Aborted.'; exit 0"#).await;
+        let end = end(&events);
+        assert!(!end.success);
+        let message = end.error.as_deref().unwrap();
+        assert!(
+            message.contains("exit code 0") && message.ends_with("Aborted."),
+            "{message}"
+        );
+    }
+
+    #[tokio::test]
+    async fn stderr_lines_reach_the_normalizer_even_when_written_last() {
+        let events = run(
+            r#"echo '{"text":"Hi"}'; echo '{"done":true}'; exec 1>&-; sleep 0.2; echo 'session: s-42' >&2"#,
+        )
+        .await;
+        let end = end(&events);
+        assert!(end.success, "{events:?}");
+        assert_eq!(end.session_id.as_deref(), Some("s-42"));
+        assert!(
+            events.contains(&Event::SessionId { id: "s-42".into() }),
+            "{events:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn stderr_lines_arrive_while_the_turn_runs() {
+        let events = run(
+            r#"echo 'session: s-7' >&2; sleep 0.3; echo '{"text":"Hi"}'; echo '{"done":true}'"#,
+        )
+        .await;
+        let id = events
+            .iter()
+            .position(|e| *e == Event::SessionId { id: "s-7".into() })
+            .expect("session id event");
+        let text = events
+            .iter()
+            .position(|e| matches!(e, Event::TextDelta { .. }))
+            .expect("text");
+        assert!(id < text, "{events:?}");
+        assert!(end(&events).success);
+    }
+
+    #[tokio::test]
+    async fn a_non_zero_exit_is_a_failure_whatever_was_printed() {
+        let events = run(r#"echo '{"done":true}'; echo 'fatal: boom' >&2; exit 3"#).await;
+        let end = end(&events);
+        assert!(!end.success);
+        let errors = errors(&events);
+        assert_eq!(errors[0].code, ErrorCode::ExitedEarly);
+        assert!(errors[0].message.contains("exit code 3"));
+        assert_eq!(errors[0].stderr_tail.as_deref(), Some("fatal: boom"));
     }
 }

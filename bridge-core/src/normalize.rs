@@ -1,0 +1,441 @@
+//! Building blocks for normalizers of one-shot JSONL CLIs (pi, oh-my-pi, the community Grok
+//! CLI, and the JSON modes of opencode, kimi, copilot, gemini, qwen).
+//!
+//! These CLIs print one JSON object per line and end the turn by exiting. Their exit code does
+//! not say whether the turn worked (pi and the Grok CLI exit 0 after an API error; kimi exits 75
+//! on a retryable one), some print errors as plain text between the JSON lines, and some repeat
+//! the whole text so far in every message instead of sending deltas. The pieces here are pure
+//! (no I/O, no clock) so normalizers built from them stay snapshot-testable:
+//!
+//! * [`ExitTurn`]: what the stream said so far, and the rules that turn it plus the exit status
+//!   into the turn's outcome in [`crate::turn::Normalizer::finish`];
+//! * [`PlainLines`]: a bounded collection of non-JSON stdout lines, for error messages;
+//! * [`SnapshotDelta`]: growing snapshots → deltas.
+
+use std::process::ExitStatus;
+
+use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd};
+use crate::process::describe_exit;
+
+/// The outcome of a turn whose terminal signal is the CLI's exit, built up line by line.
+///
+/// A normalizer records what its stream says ([`ExitTurn::complete`], [`ExitTurn::error`],
+/// [`ExitTurn::plain_line`]) and calls [`ExitTurn::finish`] from
+/// [`crate::turn::Normalizer::finish`]. The rules, first match wins:
+///
+/// | the stream… | exit status | outcome |
+/// |---|---|---|
+/// | reported an error (and no later retry cleared it) | any, **including 0** | failure, [`ErrorCode::Provider`], the provider's message |
+/// | — | not 0, a signal, or unknown | failure, [`ErrorCode::ExitedEarly`], the exit and any plain-text lines |
+/// | never said the turn was complete | 0 | failure, [`ErrorCode::ExitedEarly`] (a truncated stream is not a success) |
+/// | said the turn was complete | 0 | success, with the recorded stop reason and result |
+///
+/// So a CLI that lies with exit 0 never produces a success, and a CLI that exits non-zero never
+/// does either, whatever it printed before.
+///
+/// ```
+/// use std::os::unix::process::ExitStatusExt;
+/// use std::process::ExitStatus;
+/// use bridge_core::event::{Event, StopReason};
+/// use bridge_core::normalize::ExitTurn;
+///
+/// let mut turn = ExitTurn::new();
+/// turn.error("401 invalid x-api-key");
+/// turn.complete(StopReason::Error, None);
+/// let mut out = Vec::new();
+/// turn.finish("pi", Some(&ExitStatus::from_raw(0)), None, &mut out);
+/// let Some(Event::TurnEnd(end)) = out.last() else { panic!() };
+/// assert!(!end.success);
+/// assert_eq!(end.error.as_deref(), Some("401 invalid x-api-key"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExitTurn {
+    completed: bool,
+    stop: Option<StopReason>,
+    result: Option<String>,
+    error: Option<String>,
+    plain: PlainLines,
+}
+
+impl ExitTurn {
+    /// Nothing seen yet.
+    pub fn new() -> Self {
+        ExitTurn::default()
+    }
+
+    /// The provider's own "turn done" signal (pi's `agent_end`, the Grok CLI's final assistant
+    /// message), with why the model stopped and the final text.
+    pub fn complete(&mut self, stop: StopReason, result: Option<String>) {
+        self.completed = true;
+        self.stop = Some(stop);
+        self.result = result;
+    }
+
+    /// The turn runs again (the CLI started a retry): an earlier completion and error no longer
+    /// decide the outcome; what the retry reports does.
+    pub fn reopen(&mut self) {
+        self.completed = false;
+        self.error = None;
+    }
+
+    /// The stream reported an error (an API error in an assistant message, a failed retry).
+    /// The latest one is kept.
+    pub fn error(&mut self, message: impl Into<String>) {
+        let message = message.into();
+        self.error = Some(if message.trim().is_empty() {
+            "the provider reported an error without a message".into()
+        } else {
+            message
+        });
+    }
+
+    /// The error recorded so far, if any.
+    pub fn error_message(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// Whether the provider said the turn is complete.
+    pub fn is_complete(&self) -> bool {
+        self.completed
+    }
+
+    /// A stdout line that is not part of the CLI's JSON protocol (plain-text errors, prompts).
+    pub fn plain_line(&mut self, line: &str) {
+        self.plain.push(line);
+    }
+
+    /// The plain-text lines kept so far.
+    pub fn plain_lines(&self) -> &PlainLines {
+        &self.plain
+    }
+
+    /// Decides the turn from what was recorded and the exit status (see the table above),
+    /// pushing an [`Event::Error`] for a failure, then the [`Event::TurnEnd`].
+    pub fn finish(
+        &self,
+        provider: &str,
+        exit: Option<&ExitStatus>,
+        session_id: Option<String>,
+        out: &mut Vec<Event>,
+    ) {
+        let exit_ok = exit.is_some_and(ExitStatus::success);
+        let how = exit
+            .map(describe_exit)
+            .unwrap_or_else(|| "an unknown status".into());
+        let with_plain = |message: String| {
+            if self.plain.is_empty() {
+                message
+            } else {
+                format!("{message}: {}", self.plain.text())
+            }
+        };
+        let failure = if let Some(error) = &self.error {
+            Some((ErrorCode::Provider, error.clone()))
+        } else if !exit_ok {
+            Some((
+                ErrorCode::ExitedEarly,
+                with_plain(format!("{provider} exited with {how}")),
+            ))
+        } else if !self.completed {
+            Some((
+                ErrorCode::ExitedEarly,
+                with_plain(format!(
+                    "{provider} exited ({how}) before finishing the turn: its stream ended without the end of the turn"
+                )),
+            ))
+        } else {
+            None
+        };
+        let end = match failure {
+            Some((code, message)) => {
+                out.push(Event::Error(ErrorInfo {
+                    code,
+                    message: message.clone(),
+                    stderr_tail: None,
+                }));
+                TurnEnd {
+                    success: false,
+                    stop_reason: StopReason::Error,
+                    session_id,
+                    result: None,
+                    error: Some(message),
+                }
+            }
+            None => TurnEnd {
+                success: true,
+                stop_reason: self.stop.clone().unwrap_or(StopReason::EndTurn),
+                session_id,
+                result: self.result.clone(),
+                error: None,
+            },
+        };
+        out.push(Event::TurnEnd(end));
+    }
+}
+
+/// The first non-JSON stdout lines of a turn, bounded (at most [`PlainLines::MAX_LINES`] lines
+/// of at most [`PlainLines::MAX_LINE_CHARS`] characters), for error messages.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlainLines {
+    lines: Vec<String>,
+    dropped: usize,
+}
+
+impl PlainLines {
+    /// Lines kept.
+    pub const MAX_LINES: usize = 20;
+    /// Characters kept per line.
+    pub const MAX_LINE_CHARS: usize = 500;
+
+    /// Keeps `line` (trimmed; blank lines are ignored) if there is room.
+    pub fn push(&mut self, line: &str) {
+        let line = line.trim();
+        if line.is_empty() {
+            return;
+        }
+        if self.lines.len() >= Self::MAX_LINES {
+            self.dropped += 1;
+            return;
+        }
+        let mut kept: String = line.chars().take(Self::MAX_LINE_CHARS).collect();
+        if kept.len() < line.len() {
+            kept.push('…');
+        }
+        self.lines.push(kept);
+    }
+
+    /// Whether nothing was kept.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// The kept lines.
+    pub fn lines(&self) -> &[String] {
+        &self.lines
+    }
+
+    /// The kept lines joined with a newline (plus a note when some were dropped).
+    pub fn text(&self) -> String {
+        let mut text = self.lines.join("\n");
+        if self.dropped > 0 {
+            text.push_str(&format!("\n… ({} more lines)", self.dropped));
+        }
+        text
+    }
+}
+
+/// What [`SnapshotDelta::next`] makes of a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapshotStep {
+    /// The snapshot extends what was seen by this text.
+    Delta(String),
+    /// Nothing new.
+    Unchanged,
+    /// The snapshot does not extend what was seen (the provider rewrote the text): show it
+    /// whole, as a new segment.
+    Restart(String),
+}
+
+/// Turns growing snapshots (every message repeats the whole text so far, as kimi's print mode
+/// does) into deltas.
+///
+/// ```
+/// use bridge_core::normalize::{SnapshotDelta, SnapshotStep};
+/// let mut text = SnapshotDelta::default();
+/// assert_eq!(text.next("Hel"), SnapshotStep::Delta("Hel".into()));
+/// assert_eq!(text.next("Hello"), SnapshotStep::Delta("lo".into()));
+/// assert_eq!(text.next("Hello"), SnapshotStep::Unchanged);
+/// assert_eq!(text.next("Bye"), SnapshotStep::Restart("Bye".into()));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SnapshotDelta {
+    seen: String,
+}
+
+impl SnapshotDelta {
+    /// Compares `snapshot` with everything seen so far.
+    pub fn next(&mut self, snapshot: &str) -> SnapshotStep {
+        match snapshot.strip_prefix(self.seen.as_str()) {
+            Some("") => SnapshotStep::Unchanged,
+            Some(tail) => {
+                let tail = tail.to_string();
+                self.seen.push_str(&tail);
+                SnapshotStep::Delta(tail)
+            }
+            None => {
+                self.seen = snapshot.to_string();
+                SnapshotStep::Restart(snapshot.to_string())
+            }
+        }
+    }
+
+    /// Forgets what was seen (a new message begins).
+    pub fn reset(&mut self) {
+        self.seen.clear();
+    }
+
+    /// The text seen so far.
+    pub fn text(&self) -> &str {
+        &self.seen
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    use super::*;
+
+    fn verdict(turn: &ExitTurn, exit: Option<ExitStatus>) -> (Option<ErrorInfo>, TurnEnd) {
+        let mut out = Vec::new();
+        turn.finish("cli", exit.as_ref(), Some("s1".into()), &mut out);
+        let Some(Event::TurnEnd(end)) = out.pop() else {
+            panic!("no turn end: {out:?}");
+        };
+        let error = match out.pop() {
+            Some(Event::Error(info)) => Some(info),
+            None => None,
+            Some(other) => panic!("unexpected {other:?}"),
+        };
+        assert!(out.is_empty());
+        (error, end)
+    }
+
+    fn code(c: i32) -> Option<ExitStatus> {
+        Some(ExitStatus::from_raw(c << 8))
+    }
+
+    /// (turn, exit, success, error code, message fragment)
+    type Row<'a> = (
+        &'a ExitTurn,
+        Option<ExitStatus>,
+        bool,
+        Option<ErrorCode>,
+        &'a str,
+    );
+
+    #[test]
+    fn the_rule_table() {
+        let mut done = ExitTurn::new();
+        done.complete(StopReason::EndTurn, Some("Hi".into()));
+        let mut failed = done.clone();
+        failed.error("429 rate limited");
+        let mut cut = ExitTurn::new();
+        cut.plain_line("Aborted.");
+        let table: Vec<Row> = vec![
+            (&done, code(0), true, None, ""),
+            (
+                &done,
+                code(1),
+                false,
+                Some(ErrorCode::ExitedEarly),
+                "exit code 1",
+            ),
+            (
+                &done,
+                Some(ExitStatus::from_raw(9)),
+                false,
+                Some(ErrorCode::ExitedEarly),
+                "signal 9",
+            ),
+            (
+                &done,
+                None,
+                false,
+                Some(ErrorCode::ExitedEarly),
+                "unknown status",
+            ),
+            (
+                &failed,
+                code(0),
+                false,
+                Some(ErrorCode::Provider),
+                "429 rate limited",
+            ),
+            (
+                &failed,
+                code(75),
+                false,
+                Some(ErrorCode::Provider),
+                "429 rate limited",
+            ),
+            (
+                &cut,
+                code(0),
+                false,
+                Some(ErrorCode::ExitedEarly),
+                "before finishing the turn: its stream ended without the end of the turn: Aborted.",
+            ),
+        ];
+        for (turn, exit, success, error_code, fragment) in table {
+            let (error, end) = verdict(turn, exit);
+            assert_eq!(end.success, success, "{turn:?} {exit:?}");
+            assert_eq!(end.session_id.as_deref(), Some("s1"));
+            assert_eq!(
+                error.as_ref().map(|e| e.code),
+                error_code,
+                "{turn:?} {exit:?}"
+            );
+            if success {
+                assert_eq!(end.result.as_deref(), Some("Hi"));
+                assert_eq!(end.stop_reason, StopReason::EndTurn);
+            } else {
+                let message = error.unwrap().message;
+                assert!(message.contains(fragment), "{message}");
+                assert_eq!(end.error.as_deref(), Some(message.as_str()));
+                assert_eq!(end.stop_reason, StopReason::Error);
+            }
+        }
+    }
+
+    #[test]
+    fn a_retry_clears_the_earlier_error_and_completion() {
+        let mut turn = ExitTurn::new();
+        turn.error("500 server error");
+        turn.complete(StopReason::Error, None);
+        turn.reopen();
+        assert!(!turn.is_complete());
+        assert_eq!(turn.error_message(), None);
+        turn.complete(StopReason::EndTurn, Some("ok".into()));
+        let (error, end) = verdict(&turn, code(0));
+        assert!(error.is_none());
+        assert!(end.success);
+    }
+
+    #[test]
+    fn plain_lines_are_bounded() {
+        let mut plain = PlainLines::default();
+        plain.push("   ");
+        assert!(plain.is_empty());
+        for i in 0..100 {
+            plain.push(&format!("{i} {}", "é".repeat(1000)));
+        }
+        assert_eq!(plain.lines().len(), PlainLines::MAX_LINES);
+        assert!(plain.lines()[0].ends_with('…'));
+        assert!(plain.lines()[0].chars().count() <= PlainLines::MAX_LINE_CHARS + 1);
+        assert!(plain.text().ends_with("(80 more lines)"));
+    }
+
+    #[test]
+    fn snapshots_become_deltas() {
+        let mut text = SnapshotDelta::default();
+        let steps: Vec<SnapshotStep> = ["", "a", "ab", "ab", "abc", "x"]
+            .into_iter()
+            .map(|s| text.next(s))
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                SnapshotStep::Unchanged,
+                SnapshotStep::Delta("a".into()),
+                SnapshotStep::Delta("b".into()),
+                SnapshotStep::Unchanged,
+                SnapshotStep::Delta("c".into()),
+                SnapshotStep::Restart("x".into()),
+            ]
+        );
+        assert_eq!(text.text(), "x");
+        text.reset();
+        assert_eq!(text.next("x"), SnapshotStep::Delta("x".into()));
+    }
+}

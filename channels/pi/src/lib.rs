@@ -1,0 +1,379 @@
+//! The pi coding agent channel (`@mariozechner/pi-coding-agent`), and the launch
+//! ([`launch`]) and normalizer ([`normalize`]) it shares with oh-my-pi (`channels/omp`).
+//!
+//! How it runs pi 0.73.1 (facts: `shared/reference/real-clis-openai.md` §6,
+//! `ai-bridge-protocol.md` §1.3):
+//!
+//! ```text
+//! pi --print --mode json [--model <m>] [--session <id>] [--thinking <level>]
+//!    [--tools read,grep,find,ls] [--append-system-prompt <file>] [@<attachment>…]   < prompt
+//! ```
+//!
+//! * binary: `PI_BIN` / `PI_PATH` / `PI_CLI_PATH`, then PATH, then `~/.pi/bin` and the usual
+//!   install dirs;
+//! * `model`: passed as `--model` (pi accepts `provider/id` and `id:thinking`); `auto`,
+//!   `default`, `pi-default`, … mean pi's configured default;
+//! * resume: `--session <id>` with the id of the first `session` line (pi 0.73.1 has no
+//!   `--session-id`, which ai-bridge's newer pi uses); an unknown id exits 1 with
+//!   `No session found matching '…'` on stderr, reported with that text;
+//! * `reasoningEffort` → `--thinking` (off, minimal, low, medium, high, xhigh; `max` becomes
+//!   `xhigh`), `disableThinking` → `--thinking off`;
+//! * `permissionMode` → pi's tool allowlist ([`permission_mapper::pi`]): read-only modes get
+//!   `--tools read,grep,find,ls`; pi has no approval prompts, so the other modes run every tool
+//!   without asking, and a `permission_mode` warning says so;
+//! * `PI_SKIP_VERSION_CHECK=1` unless set (no update check per turn);
+//! * the outcome is decided at exit ([`normalize::PiNormalizer`]): pi exits 0 after an API
+//!   error, so the stream decides, never the exit code alone.
+
+#![deny(missing_docs)]
+
+pub mod launch;
+pub mod normalize;
+
+use std::path::PathBuf;
+
+use bridge_core::channel::Channel;
+use bridge_core::event::{ErrorInfo, Event};
+use bridge_core::request::Request;
+use bridge_core::turn::{TurnContext, run_process_turn};
+use futures_util::future::BoxFuture;
+use permission_mapper::RequestedMode;
+use sdk_probe::{AuthSource, ProbeEnv, ProbeSpec, Version, VersionRange};
+
+pub use launch::{Flavor, Permissions, Runtime, ValueStyle};
+pub use normalize::PiNormalizer;
+
+/// Provider key.
+pub const ID: &str = "pi";
+
+/// The npm package that installs the CLI.
+pub const NPM_PACKAGE: &str = "@mariozechner/pi-coding-agent";
+
+/// What `bridge system status` and the error path need to know about pi.
+pub const PROBE: ProbeSpec = ProbeSpec {
+    env_overrides: &["PI_BIN", "PI_PATH", "PI_CLI_PATH"],
+    install_dirs: &[".pi/bin"],
+    version_env: &[("PI_OFFLINE", "1")],
+    tested: Some(VersionRange::exactly(Version::new(0, 73, 1))),
+    install_hint: "npm i -g @mariozechner/pi-coding-agent",
+    auth: &[
+        AuthSource::File(".pi/agent/models.json"),
+        AuthSource::File(".pi/agent/auth.json"),
+        AuthSource::Env("OPENAI_API_KEY"),
+        AuthSource::Env("ANTHROPIC_API_KEY"),
+        AuthSource::Env("GEMINI_API_KEY"),
+    ],
+    ..ProbeSpec::new(ID, "pi", &["pi"])
+};
+
+/// pi's permission flags: its tool allowlist.
+pub fn permissions(requested: &RequestedMode) -> Permissions {
+    let effective = permission_mapper::pi::effective(requested);
+    Permissions {
+        args: effective.settings.args(),
+        notes: effective.notes.into_iter().map(|n| n.message).collect(),
+    }
+}
+
+/// How the bridge runs pi.
+pub const FLAVOR: Flavor = Flavor {
+    id: ID,
+    display_name: "pi",
+    probe: PROBE,
+    resume_flag: "--session",
+    values: ValueStyle::Separate,
+    thinking_levels: &["off", "minimal", "low", "medium", "high", "xhigh"],
+    default_model_tokens: &["pi-default", "pi default"],
+    env_defaults: &[("PI_SKIP_VERSION_CHECK", "1")],
+    permissions,
+    runtime: None,
+};
+
+/// The pi channel.
+pub fn channel() -> PiChannel {
+    PiChannel::new(&FLAVOR)
+}
+
+/// A channel for a pi-family CLI (pi, or omp with its own [`Flavor`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PiChannel {
+    flavor: &'static Flavor,
+}
+
+impl PiChannel {
+    /// The channel for `flavor`.
+    pub const fn new(flavor: &'static Flavor) -> Self {
+        PiChannel { flavor }
+    }
+
+    /// Its flavor.
+    pub fn flavor(&self) -> &'static Flavor {
+        self.flavor
+    }
+}
+
+/// Warns (in the background, never delaying the turn) when the CLI is outside the tested
+/// range; the version comes from the cache `bridge system status` keeps.
+fn spawn_version_check(spec: ProbeSpec, program: PathBuf, ctx: TurnContext) {
+    tokio::spawn(async move {
+        let env = ProbeEnv::from_process();
+        let timeout = std::time::Duration::from_secs(5);
+        if let Some(message) =
+            sdk_probe::untested_version_warning(&spec, &program, &env, timeout).await
+        {
+            ctx.emit(Event::warning("untested_version", message)).await;
+        }
+    });
+}
+
+impl Channel for PiChannel {
+    fn id(&self) -> &'static str {
+        self.flavor.id
+    }
+
+    fn display_name(&self) -> &'static str {
+        self.flavor.display_name
+    }
+
+    fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
+        let flavor = self.flavor;
+        Box::pin(async move {
+            let env = ProbeEnv::from_process();
+            let located = match sdk_probe::locate(&flavor.probe, &env) {
+                Ok(located) => located,
+                Err(message) => {
+                    let info = ErrorInfo {
+                        code: bridge_core::event::ErrorCode::CliNotFound,
+                        message,
+                        stderr_tail: None,
+                    };
+                    ctx.fail(info, request.session_id.clone()).await;
+                    return;
+                }
+            };
+            for warning in located.warnings {
+                ctx.emit(Event::warning("cli_path", warning)).await;
+            }
+            // A binary named through an env override is the user's choice: not second-guessed.
+            let explicit = matches!(located.resolved.source, sdk_probe::Source::Env { .. });
+            let program = located.resolved.path;
+            let launch = match launch::build_turn(flavor, program.clone(), &request, &env) {
+                Ok(launch) => launch,
+                Err(error) => {
+                    let info = ErrorInfo {
+                        code: error.code,
+                        message: error.message,
+                        stderr_tail: None,
+                    };
+                    ctx.fail(info, request.session_id.clone()).await;
+                    return;
+                }
+            };
+            for warning in launch.warnings {
+                ctx.emit(warning).await;
+            }
+            if !explicit {
+                spawn_version_check(flavor.probe, program, ctx.clone());
+            }
+            run_process_turn(launch.turn, Box::new(PiNormalizer::new(flavor.id)), ctx).await;
+            drop(launch.scratch);
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use bridge_core::process::StdinMode;
+    use bridge_core::turn::CloseStdin;
+    use serde_json::json;
+
+    use super::*;
+
+    fn argv(request: serde_json::Value) -> (Vec<String>, launch::Launch) {
+        let request = Request::from_value(request).unwrap();
+        let env = ProbeEnv::empty().with_home("/nonexistent-home");
+        let launch = launch::build_turn(&FLAVOR, "/opt/pi".into(), &request, &env).unwrap();
+        let args = launch
+            .turn
+            .command
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        (args, launch)
+    }
+
+    fn warning_codes(launch: &launch::Launch) -> Vec<String> {
+        launch
+            .warnings
+            .iter()
+            .filter_map(|e| match e {
+                Event::Warning { code, .. } => Some(code.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_plain_turn_prints_json_and_sends_the_prompt_on_stdin() {
+        let (args, launch) = argv(json!({"message": "-- @not-a-file hi", "cwd": "/tmp"}));
+        assert_eq!(args, ["--print", "--mode", "json"]);
+        let turn = &launch.turn;
+        assert_eq!(turn.stdin_payload, b"-- @not-a-file hi");
+        assert_eq!(turn.command.stdin, StdinMode::Piped);
+        assert_eq!(turn.close_stdin, CloseStdin::AfterPayload);
+        assert_eq!(
+            turn.command.cwd.as_deref(),
+            Some(std::path::Path::new("/tmp"))
+        );
+        assert!(
+            turn.command
+                .env
+                .contains(&(OsString::from("PI_SKIP_VERSION_CHECK"), OsString::from("1")))
+        );
+        // Default mode: pi runs every tool without asking, and says so.
+        assert_eq!(warning_codes(&launch), ["permission_mode"]);
+    }
+
+    #[test]
+    fn model_session_thinking_and_permissions_map_to_flags() {
+        let (args, launch) = argv(json!({
+            "message": "hi",
+            "model": "mock/mock-model",
+            "sessionId": "01a22f2c-85c3-719c-92cc-0ee3c6be2fdb",
+            "reasoningEffort": "high",
+            "permissionMode": "sandbox",
+        }));
+        assert_eq!(
+            args,
+            [
+                "--print",
+                "--mode",
+                "json",
+                "--model",
+                "mock/mock-model",
+                "--session",
+                "01a22f2c-85c3-719c-92cc-0ee3c6be2fdb",
+                "--thinking",
+                "high",
+                "--tools",
+                "read,grep,find,ls",
+            ]
+        );
+        assert!(warning_codes(&launch).is_empty());
+    }
+
+    #[test]
+    fn special_model_tokens_mean_no_model_flag() {
+        for model in ["auto", "__config_default__", "pi-default", "PI DEFAULT"] {
+            let (args, _) =
+                argv(json!({"message": "hi", "model": model, "permissionMode": "yolo"}));
+            assert_eq!(args, ["--print", "--mode", "json"], "{model}");
+        }
+    }
+
+    #[test]
+    fn thinking_max_becomes_xhigh_and_disable_wins() {
+        let (args, launch) =
+            argv(json!({"message": "hi", "reasoningEffort": "max", "permissionMode": "yolo"}));
+        assert_eq!(args[3..], ["--thinking", "xhigh"]);
+        assert_eq!(warning_codes(&launch), ["reasoning_effort"]);
+        let (args, _) = argv(json!({
+            "message": "hi", "reasoningEffort": "high", "disableThinking": true, "permissionMode": "yolo"
+        }));
+        assert_eq!(args[3..], ["--thinking", "off"]);
+    }
+
+    #[test]
+    fn images_and_the_agent_prompt_go_through_private_files() {
+        // A 1×1 PNG.
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+        let (args, launch) = argv(json!({
+            "message": "what is this?",
+            "permissionMode": "bypassPermissions",
+            "agentPrompt": "README.md",
+            "attachments": [
+                {"fileName": "shot.png", "mediaType": "image/png", "data": png},
+                {"fileName": "x.pdf", "mediaType": "application/pdf", "data": "JVBERi0="},
+                {"mediaType": "image/png", "data": format!("data:image/png;base64,{png}")},
+            ],
+        }));
+        let dir = launch.scratch.as_ref().expect("a scratch dir").path();
+        let prompt = dir.join("agent-prompt.md");
+        let first = dir.join("1-shot.png");
+        let third = dir.join("attachment-3.png");
+        assert_eq!(
+            args,
+            [
+                "--print".to_string(),
+                "--mode".into(),
+                "json".into(),
+                "--append-system-prompt".into(),
+                prompt.display().to_string(),
+                format!("@{}", first.display()),
+                format!("@{}", third.display()),
+            ]
+        );
+        assert_eq!(std::fs::read_to_string(&prompt).unwrap(), "README.md");
+        assert!(std::fs::read(&first).unwrap().starts_with(b"\x89PNG"));
+        assert_eq!(
+            std::fs::read(&first).unwrap(),
+            std::fs::read(&third).unwrap()
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode =
+                |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(dir), 0o700);
+            assert_eq!(mode(&first), 0o600);
+        }
+        assert_eq!(warning_codes(&launch), ["attachment_skipped"]);
+        let dir = dir.to_path_buf();
+        drop(launch);
+        assert!(!dir.exists(), "the scratch dir is removed with the launch");
+    }
+
+    #[test]
+    fn local_images_are_passed_as_they_are_and_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let image = dir.path().join("a.png");
+        std::fs::write(&image, b"\x89PNG").unwrap();
+        let (args, launch) = argv(json!({
+            "message": "hi", "permissionMode": "yolo",
+            "attachments": [{"type": "local_image", "path": image}],
+        }));
+        assert_eq!(args[3..], [format!("@{}", image.display())]);
+        assert!(launch.scratch.is_none());
+        let request = Request::from_value(json!({
+            "message": "hi", "attachments": [{"type": "local_image", "path": "/nope/missing.png"}],
+        }))
+        .unwrap();
+        let error = launch::build_turn(&FLAVOR, "/opt/pi".into(), &request, &ProbeEnv::empty())
+            .unwrap_err();
+        assert!(error.message.contains("/nope/missing.png"), "{error:?}");
+    }
+
+    #[test]
+    fn base_url_and_api_key_are_not_passed_and_never_in_argv() {
+        let (args, launch) = argv(json!({
+            "message": "hi", "permissionMode": "yolo",
+            "baseUrl": "http://127.0.0.1:9/v1", "apiKey": "sk-secret-canary",
+        }));
+        assert!(!args.iter().any(|a| a.contains("sk-secret-canary")));
+        assert!(
+            !launch
+                .turn
+                .command
+                .env
+                .iter()
+                .any(|(_, v)| v.to_string_lossy().contains("sk-secret"))
+        );
+        assert_eq!(
+            warning_codes(&launch),
+            ["unsupported_field", "unsupported_field"]
+        );
+    }
+}

@@ -1,0 +1,555 @@
+//! `bridge pi send` end to end: the real pi coding agent (0.73.1, pinned by
+//! tests/install-clis.sh) against the project's mock model server (Chat Completions, and the
+//! Responses API for one scenario), inside a loopback-only network namespace. pi's model config
+//! (`~/.pi/agent/models.json` in a scratch HOME) points at the mock; the model is picked with
+//! the request's `model` (`mock/mock-model`).
+//!
+//! Plus fake CLIs (shell scripts named by `PI_BIN`) for what the real one will not do on demand:
+//! lying with exit 0 after a failure, ending without `agent_end`, exiting non-zero after a
+//! complete stream.
+
+mod common;
+
+use std::sync::LazyLock;
+
+use common::*;
+use regex::Regex;
+use serde_json::{Value, json};
+
+const MODEL: &str = "mock/mock-model";
+
+struct Mock {
+    server: mock_llm::MockServer,
+}
+
+impl Mock {
+    fn start() -> Mock {
+        require_loopback_only_network();
+        Mock {
+            server: mock_llm::MockServer::start_in_thread(mock_llm::Config::default())
+                .expect("start mock model server"),
+        }
+    }
+    fn api_base(&self) -> String {
+        format!("{}/v1", self.server.base_url())
+    }
+    /// The model requests pi made.
+    fn model_requests(&self) -> Vec<mock_llm::LoggedRequest> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| r.scenario.is_some())
+            .collect()
+    }
+}
+
+/// A sandbox whose pi config points at `mock`.
+fn sandbox(mock: &Mock) -> Sandbox {
+    let sandbox = Sandbox::new();
+    write_pi_models(&sandbox, &mock.api_base());
+    sandbox
+}
+
+fn request(sandbox: &Sandbox, message: &str, extra: Value) -> String {
+    let mut req = json!({
+        "message": message,
+        "cwd": sandbox.work(),
+        "model": MODEL,
+        "permissionMode": "bypassPermissions",
+    });
+    if let (Some(req), Some(extra)) = (req.as_object_mut(), extra.as_object()) {
+        for (k, v) in extra {
+            req.insert(k.clone(), v.clone());
+        }
+    }
+    req.to_string()
+}
+
+fn run(sandbox: &Sandbox, args: &[&str], req: &str) -> String {
+    let out = run_with_stdin(pi_command(sandbox, args), req);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+static CALL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(call|fc|resp)_[0-9a-f]{24}").unwrap());
+
+/// The common views plus the mock's call ids.
+fn stable(text: String) -> String {
+    CALL.replace_all(&text, "${1}_[id]").into_owned()
+}
+
+/// Runs one scenario in both formats (one sandbox each) and snapshots what a plugin /
+/// integrator would see.
+fn scenario_both_formats(name: &str, mock: &Mock, prompt: &str, extra: Value) -> (String, String) {
+    let sandbox = sandbox(mock);
+    let markers = run(&sandbox, &[], &request(&sandbox, prompt, extra.clone()));
+    let sandbox2 = self::sandbox(mock);
+    let jsonl = run(
+        &sandbox2,
+        &["--format", "jsonl"],
+        &request(&sandbox2, prompt, extra),
+    );
+    insta::assert_snapshot!(
+        format!("{name}.markers"),
+        stable(markers_view(&markers, &sandbox))
+    );
+    insta::assert_snapshot!(
+        format!("{name}.jsonl"),
+        stable(jsonl_view(&jsonl, &sandbox2))
+    );
+    (markers, jsonl)
+}
+
+fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == ty).collect()
+}
+
+#[test]
+fn text_streams_deltas_and_ends_with_the_session_and_result() {
+    let mock = Mock::start();
+    let (markers, jsonl) = scenario_both_formats("text", &mock, "MOCK:text say hello", json!({}));
+    assert!(
+        markers.starts_with("[MESSAGE_START]\n[STREAM_START]\n[SESSION_ID] "),
+        "{markers}"
+    );
+    let last = final_line(&markers);
+    assert_eq!(last["success"], true, "{markers}");
+    assert!(
+        last["sessionId"].as_str().is_some_and(|s| s.len() == 36),
+        "{last}"
+    );
+    assert_eq!(content_text(&markers), "Hello from the mock model.");
+    assert_eq!(last["result"], "Hello from the mock model.");
+    assert!(markers.contains("[USAGE] "), "{markers}");
+    let events = jsonl_events(&jsonl);
+    let end = events.last().unwrap();
+    assert_eq!(end["type"], "turn_end");
+    assert_eq!(end["success"], true);
+    assert_eq!(of_type(&events, "usage").len(), 2, "message and turn usage");
+}
+
+#[test]
+fn thinking_streams_before_the_text_and_reasoning_effort_becomes_the_thinking_level() {
+    let mock = Mock::start();
+    let (markers, _) = scenario_both_formats(
+        "thinking",
+        &mock,
+        "MOCK:thinking think first",
+        json!({"reasoningEffort": "high"}),
+    );
+    let first_thinking = markers.find("[THINKING_DELTA]").expect("thinking deltas");
+    let first_text = markers.find("[CONTENT_DELTA]").expect("text deltas");
+    assert!(first_thinking < first_text);
+    assert_eq!(final_line(&markers)["success"], true);
+    // `--thinking high` reached the model as the request's reasoning effort.
+    let requests = mock.model_requests();
+    assert!(!requests.is_empty());
+    for r in requests {
+        assert_eq!(r.body["reasoning_effort"], "high", "{}", r.body);
+    }
+}
+
+#[test]
+fn a_tool_call_runs_and_its_result_comes_back_before_the_final_text() {
+    let mock = Mock::start();
+    let (markers, jsonl) = scenario_both_formats("tool", &mock, "MOCK:tool run it", json!({}));
+    let tool_use = markers
+        .lines()
+        .position(|l| l.starts_with("[MESSAGE] ") && l.contains(r#""type":"tool_use""#))
+        .expect("a Claude-shaped tool_use message");
+    assert!(
+        markers
+            .lines()
+            .nth(tool_use)
+            .unwrap()
+            .contains(r#""name":"bash""#)
+    );
+    let result = markers
+        .lines()
+        .position(|l| l.starts_with("[TOOL_RESULT] "))
+        .expect("a tool result");
+    assert!(markers.lines().nth(result).unwrap().contains(r#"hello\n"#));
+    assert!(tool_use < result);
+    let last = final_line(&markers);
+    assert_eq!(last["success"], true);
+    assert_eq!(last["result"], "Tool finished. Output was: hello");
+    let events = jsonl_events(&jsonl);
+    let tool = of_type(&events, "tool_use");
+    assert_eq!(tool.len(), 1);
+    assert_eq!(tool[0]["kind"], "execute");
+    assert_eq!(tool[0]["input"]["command"], "echo hello");
+    assert_eq!(
+        of_type(&events, "tool_result")[0]["tool_use_id"],
+        tool[0]["id"]
+    );
+}
+
+#[test]
+fn the_responses_api_dialect_works_too() {
+    let mock = Mock::start();
+    let sandbox = sandbox(&mock);
+    let out = run(
+        &sandbox,
+        &["--format", "jsonl"],
+        &request(
+            &sandbox,
+            "MOCK:tool run it",
+            json!({"model": "mockresp/mock-model", "reasoningEffort": "low"}),
+        ),
+    );
+    insta::assert_snapshot!("responses-tool.jsonl", stable(jsonl_view(&out, &sandbox)));
+    let events = jsonl_events(&out);
+    assert_eq!(events.last().unwrap()["success"], true, "{out}");
+    let tool = of_type(&events, "tool_use");
+    assert!(tool[0]["id"].as_str().unwrap().contains("|fc_"), "{out}");
+    let requests = mock.model_requests();
+    assert!(requests.iter().all(|r| r.path_only() == "/v1/responses"));
+    assert_eq!(requests[0].body["reasoning"]["effort"], "low");
+}
+
+#[test]
+fn permission_modes_map_to_the_tool_allowlist() {
+    let mock = Mock::start();
+    let tools_offered = |mode: &str| {
+        let sandbox = sandbox(&mock);
+        let before = mock.model_requests().len();
+        let out = run(
+            &sandbox,
+            &["--format", "jsonl"],
+            &request(&sandbox, "MOCK:text hi", json!({"permissionMode": mode})),
+        );
+        let events = jsonl_events(&out);
+        assert_eq!(events.last().unwrap()["success"], true, "{mode}: {out}");
+        let warnings: Vec<String> = of_type(&events, "warning")
+            .iter()
+            .filter(|w| w["code"] == "permission_mode")
+            .map(|w| w["message"].as_str().unwrap().to_string())
+            .collect();
+        let request = &mock.model_requests()[before];
+        let mut tools: Vec<String> = request.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect();
+        tools.sort();
+        (tools, warnings)
+    };
+    let (tools, warnings) = tools_offered("sandbox");
+    assert_eq!(tools, ["find", "grep", "ls", "read"]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let (tools, warnings) = tools_offered("default");
+    assert_eq!(tools, ["bash", "edit", "read", "write"]);
+    assert_eq!(warnings.len(), 1);
+    assert!(warnings[0].contains("runs without asking"), "{warnings:?}");
+    let (tools, warnings) = tools_offered("bypassPermissions");
+    assert_eq!(tools, ["bash", "edit", "read", "write"]);
+    assert!(warnings.is_empty());
+}
+
+#[test]
+fn resume_keeps_the_session_and_the_model_sees_the_earlier_turn() {
+    let mock = Mock::start();
+    let sandbox = sandbox(&mock);
+    let first = run(
+        &sandbox,
+        &[],
+        &request(&sandbox, "MOCK:text first turn", json!({})),
+    );
+    let session = final_line(&first)["sessionId"]
+        .as_str()
+        .expect("first turn reports its session")
+        .to_string();
+    let second = run(
+        &sandbox,
+        &[],
+        &request(
+            &sandbox,
+            "MOCK:recall what did I say?",
+            json!({"sessionId": session}),
+        ),
+    );
+    let last = final_line(&second);
+    assert_eq!(last["success"], true, "{second}");
+    assert_eq!(last["sessionId"], session.as_str());
+    let text = content_text(&second);
+    assert!(
+        text.contains("first turn"),
+        "the model did not see turn 1: {text}"
+    );
+    assert!(
+        text.starts_with("I received 4 messages"),
+        "system, turn 1, its answer, turn 2: {text}"
+    );
+}
+
+#[test]
+fn an_unknown_session_is_a_failure_with_pi_s_message() {
+    let mock = Mock::start();
+    let sandbox = sandbox(&mock);
+    let out = run(
+        &sandbox,
+        &[],
+        &request(
+            &sandbox,
+            "MOCK:text hi",
+            json!({"sessionId": "00000000-0000-4000-8000-000000000000"}),
+        ),
+    );
+    let error = out
+        .lines()
+        .find(|l| l.starts_with("[SEND_ERROR] "))
+        .expect("a send error");
+    assert!(error.contains("pi exited with exit code 1"), "{error}");
+    assert!(error.contains("No session found matching"), "{error}");
+    assert_eq!(final_line(&out)["success"], false);
+    assert!(mock.model_requests().is_empty());
+}
+
+#[test]
+fn an_http_error_is_a_failure_although_pi_exits_zero() {
+    let mock = Mock::start();
+    let (markers, jsonl) = scenario_both_formats("err401", &mock, "MOCK:err401 hi", json!({}));
+    let last = final_line(&markers);
+    assert_eq!(last["success"], false, "{markers}");
+    assert!(last["error"].as_str().unwrap().starts_with("401"), "{last}");
+    let events = jsonl_events(&jsonl);
+    let errors = of_type(&events, "error");
+    assert_eq!(errors.len(), 1);
+    // The provider's own error decided, not an exit code.
+    assert_eq!(errors[0]["code"], "provider");
+
+    // And pi itself, run the same way, exits 0 on it.
+    let sandbox = sandbox(&mock);
+    let mut direct = std::process::Command::new(cli_path("pi"));
+    direct
+        .args(["--print", "--mode", "json", "--model", MODEL])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sandbox.home())
+        .env("PI_OFFLINE", "1")
+        .env(MOCK_KEY_ENV, CANARY_KEY)
+        .current_dir(sandbox.work());
+    let out = run_with_stdin(direct, "MOCK:err401 hi");
+    assert!(
+        out.status.success(),
+        "pi exits 0 after an API error: {:?}",
+        out.status
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(r#""stopReason":"error""#));
+}
+
+#[test]
+fn an_image_attachment_reaches_the_model_as_an_image_and_the_agent_prompt_as_system_text() {
+    let mock = Mock::start();
+    let sandbox = sandbox(&mock);
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    let out = run(
+        &sandbox,
+        &[],
+        &request(
+            &sandbox,
+            "MOCK:text what is in the picture?",
+            json!({
+                "agentPrompt": "Always answer like a pirate.",
+                "attachments": [{"fileName": "dot.png", "mediaType": "image/png", "data": png}],
+            }),
+        ),
+    );
+    assert_eq!(final_line(&out)["success"], true, "{out}");
+    let body = &mock.model_requests()[0].body;
+    let messages = body["messages"].as_array().unwrap();
+    let system = messages[0]["content"].as_str().unwrap_or_default();
+    assert!(system.contains("Always answer like a pirate."), "{system}");
+    let user = &messages.last().unwrap()["content"];
+    let parts = user.as_array().expect("text and image parts");
+    assert!(parts.iter().any(
+        |p| p["type"] == "image_url" && p["image_url"]["url"].as_str().unwrap().ends_with(png)
+    ));
+    assert!(
+        parts[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("MOCK:text what is in the picture?")
+    );
+    // The attachment files are gone after the turn.
+    let leftovers: Vec<_> = std::fs::read_dir(sandbox.root().join("tmp"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("bridge-pi-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn an_interrupt_stops_pi_and_its_process_group_within_seconds() {
+    use std::io::{BufRead, Write};
+    let mock = Mock::start();
+    let sandbox = sandbox(&mock);
+    let mut cmd = pi_command(&sandbox, &[]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The client keeps stdin open: later lines are control messages.
+    writeln!(stdin, "{}", request(&sandbox, "MOCK:slow talk", json!({}))).unwrap();
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (mut seen, mut line, mut deltas) = (String::new(), String::new(), 0);
+    let mut groups = Vec::new();
+    let mut stopped_at = None;
+    while reader.read_line(&mut line).unwrap() > 0 {
+        seen.push_str(&line);
+        if line.starts_with("[CONTENT_DELTA]") {
+            deltas += 1;
+            if deltas == 3 {
+                // pi runs as the leader of its own group: its pid is the group id.
+                groups = children_of(child.id());
+                assert!(!groups.is_empty(), "pi is a child of the bridge");
+                stdin.write_all(b"{\"type\":\"interrupt\"}\n").unwrap();
+                stopped_at = Some(std::time::Instant::now());
+            }
+        }
+        line.clear();
+    }
+    let status = child.wait().unwrap();
+    let stopped_at = stopped_at.unwrap_or_else(|| panic!("never reached 3 deltas: {seen}"));
+    assert!(stopped_at.elapsed() < std::time::Duration::from_secs(15));
+    assert!(deltas < 40, "the stream was not interrupted: {seen}");
+    let last = final_line(&seen);
+    assert_eq!(last["success"], false);
+    assert_eq!(last["error"], "User interrupted");
+    assert!(!seen.contains("[SEND_ERROR]"), "{seen}");
+    assert_eq!(status.code(), Some(130));
+    for pgid in groups {
+        assert!(
+            !group_alive(pgid),
+            "process group {pgid} outlived the bridge"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fake CLIs: exit codes that lie
+// ---------------------------------------------------------------------------------------------
+
+const FAKE_SESSION: &str = r#"{"type":"session","version":3,"id":"fake-0001","cwd":"/"}"#;
+const FAKE_START: &str = r#"{"type":"message_start","message":{"role":"assistant","content":[]}}"#;
+const FAKE_DELTA: &str =
+    r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","delta":"Hi"}}"#;
+const FAKE_END_OK: &str = r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Hi"}],"stopReason":"stop"}}"#;
+const FAKE_END_ERR: &str = r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"429 quota exhausted"}}"#;
+const FAKE_AGENT_END: &str = r#"{"type":"agent_end","messages":[]}"#;
+
+/// Runs `bridge pi send --format jsonl` against a fake `pi` that prints `lines`, writes
+/// `stderr`, and exits with `code`.
+fn fake(lines: &[&str], stderr: &str, code: i32) -> Vec<Value> {
+    let sandbox = Sandbox::new();
+    let mut body = String::from("cat > /dev/null\n");
+    for line in lines {
+        body.push_str(&format!("printf '%s\\n' '{line}'\n"));
+    }
+    if !stderr.is_empty() {
+        body.push_str(&format!("echo '{stderr}' >&2\n"));
+    }
+    body.push_str(&format!("exit {code}\n"));
+    let script = write_script(sandbox.root(), "pi", &body);
+    let mut cmd = bridge();
+    cmd.env_clear()
+        .args(["pi", "send", "--format", "jsonl"])
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sandbox.home())
+        .env("PI_BIN", &script)
+        .current_dir(sandbox.work());
+    let out = run_with_stdin(
+        cmd,
+        &json!({"message": "hi", "permissionMode": "yolo"}).to_string(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let events = jsonl_events(&stdout);
+    assert_eq!(events.last().unwrap()["type"], "turn_end", "{stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(if events.last().unwrap()["success"] == true {
+            0
+        } else {
+            1
+        })
+    );
+    events
+}
+
+#[test]
+fn a_fake_pi_that_reports_an_error_and_exits_zero_never_succeeds() {
+    let events = fake(
+        &[FAKE_SESSION, FAKE_START, FAKE_END_ERR, FAKE_AGENT_END],
+        "",
+        0,
+    );
+    let end = events.last().unwrap();
+    assert_eq!(end["success"], false);
+    assert_eq!(end["error"], "429 quota exhausted");
+    assert_eq!(end["session_id"], "fake-0001");
+}
+
+#[test]
+fn a_fake_pi_that_stops_without_agent_end_and_exits_zero_never_succeeds() {
+    let events = fake(&[FAKE_SESSION, FAKE_START, FAKE_DELTA], "", 0);
+    let end = events.last().unwrap();
+    assert_eq!(end["success"], false);
+    assert!(
+        end["error"]
+            .as_str()
+            .unwrap()
+            .contains("before finishing the turn"),
+        "{end}"
+    );
+    // What was streamed is still delivered.
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "text_delta" && e["text"] == "Hi")
+    );
+}
+
+#[test]
+fn a_fake_pi_that_completes_but_exits_non_zero_fails_with_its_stderr() {
+    let events = fake(
+        &[
+            FAKE_SESSION,
+            FAKE_START,
+            FAKE_DELTA,
+            FAKE_END_OK,
+            FAKE_AGENT_END,
+        ],
+        "fatal: could not save the session",
+        3,
+    );
+    let end = events.last().unwrap();
+    assert_eq!(end["success"], false);
+    let error = of_type(&events, "error")[0];
+    assert_eq!(error["code"], "exited_early");
+    assert!(
+        error["message"].as_str().unwrap().contains("exit code 3"),
+        "{error}"
+    );
+    assert_eq!(error["stderr_tail"], "fatal: could not save the session");
+}
+
+#[test]
+fn a_fake_pi_that_completes_and_exits_zero_succeeds() {
+    let events = fake(
+        &[
+            FAKE_SESSION,
+            FAKE_START,
+            FAKE_DELTA,
+            FAKE_END_OK,
+            FAKE_AGENT_END,
+        ],
+        "",
+        0,
+    );
+    let end = events.last().unwrap();
+    assert_eq!(end["success"], true, "{events:?}");
+    assert_eq!(end["result"], "Hi");
+}
