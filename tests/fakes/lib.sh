@@ -155,17 +155,19 @@ case "${FAKE_SCENARIO:-ok}" in
     finish_turn
     ;;
   echo_secrets)
+    # The engine's key variable (FAKE_KEY_VAR, set by the engine's fake) and the token.
+    KEY="$(printenv "${FAKE_KEY_VAR:-ANTHROPIC_API_KEY}")"
     emit_init
     emit_block_start
-    emit_delta "key=${ANTHROPIC_API_KEY:-} token=${ANTHROPIC_AUTH_TOKEN:-}"
-    emit_tool "toolu_secret" "tool saw ${ANTHROPIC_API_KEY:-} ${ANTHROPIC_AUTH_TOKEN:-}"
-    echo "not json: ${ANTHROPIC_API_KEY:-} ${ANTHROPIC_AUTH_TOKEN:-}"
-    echo "fake-cli: key=${ANTHROPIC_API_KEY:-} token=${ANTHROPIC_AUTH_TOKEN:-}" >&2
+    emit_delta "key=${KEY} token=${ANTHROPIC_AUTH_TOKEN:-}"
+    emit_tool "toolu_secret" "tool saw ${KEY} ${ANTHROPIC_AUTH_TOKEN:-}"
+    echo "not json: ${KEY} ${ANTHROPIC_AUTH_TOKEN:-}"
+    echo "fake-cli: key=${KEY} token=${ANTHROPIC_AUTH_TOKEN:-}" >&2
     if [ "${FAKE_END:-crash}" = crash ]; then
       sleep 0.3 # let the bridge read stderr before the exit (see the crash scenario's test)
       exit 1
     fi
-    emit_result "done with ${ANTHROPIC_API_KEY:-} and ${ANTHROPIC_AUTH_TOKEN:-}"
+    emit_result "done with ${KEY} and ${ANTHROPIC_AUTH_TOKEN:-}"
     finish_turn
     ;;
   stderr_flood)

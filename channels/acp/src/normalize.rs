@@ -72,6 +72,9 @@ fn kind_name(kind: ToolKind) -> &'static str {
     }
 }
 
+/// Longest final `result` text kept (the streamed deltas carry all of it).
+pub const RESULT_MAX_BYTES: usize = 256 * 1024;
+
 /// What the bridge knows about one tool call, merged from every message that mentions it.
 #[derive(Debug, Clone, Default)]
 struct ToolState {
@@ -553,7 +556,15 @@ impl AcpNormalizer {
                 text: text.to_string(),
             });
         } else {
-            self.text.push_str(text);
+            // The text is kept for the final line's `result`; past RESULT_MAX_BYTES only the
+            // deltas carry it (a flood must not grow memory without bound).
+            if self.text.len() < RESULT_MAX_BYTES {
+                let mut room = RESULT_MAX_BYTES - self.text.len();
+                while room < text.len() && !text.is_char_boundary(room) {
+                    room -= 1;
+                }
+                self.text.push_str(&text[..room.min(text.len())]);
+            }
             out.push(Event::TextDelta {
                 text: text.to_string(),
             });

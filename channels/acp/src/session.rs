@@ -1231,11 +1231,10 @@ impl AcpSession {
                         )
                     }
                 };
-                events.push(Event::Error(error(
-                    code,
-                    message.clone(),
-                    self.child.stderr_tail(),
-                )));
+                // The stderr drain may still be catching up with what the agent wrote just
+                // before it died.
+                let tail = self.child.settled_stderr_tail(Duration::from_secs(1)).await;
+                events.push(Event::Error(error(code, message.clone(), tail)));
                 (Some(failed(message, session_id)), false)
             }
         };
