@@ -622,13 +622,15 @@ impl AcpSession {
         }
     }
 
-    /// Sets a select config option; a refusal is a warning.
-    async fn set_option(
+    /// Sets a select config option; a refusal is a warning with code `code`, worded by
+    /// `refused(provider, error)`.
+    async fn set_option_or_warn(
         &mut self,
         ctx: &TurnContext,
         config_id: &str,
         value: &str,
-        what: &str,
+        code: &str,
+        refused: impl FnOnce(&str, String) -> String,
     ) -> Result<(), Option<ErrorInfo>> {
         let params = json!({"sessionId": self.session_id, "configId": config_id, "value": value});
         match self
@@ -643,15 +645,25 @@ impl AcpSession {
         {
             Ok(_) => Ok(()),
             Err(Failure::Rpc(e)) => {
-                let message = format!(
-                    "{} refused {config_id}={value} ({}); {what} was not applied",
-                    self.provider(),
-                    e.describe()
-                );
-                self.warn(ctx, "config_option", message).await
+                let message = refused(self.provider(), e.describe());
+                self.warn(ctx, code, message).await
             }
             Err(f) => Err(self.handshake_failure("session/set_config_option", f)),
         }
+    }
+
+    /// Sets a select config option; a refusal is a warning saying `what` was not applied.
+    async fn set_option(
+        &mut self,
+        ctx: &TurnContext,
+        config_id: &str,
+        value: &str,
+        what: &str,
+    ) -> Result<(), Option<ErrorInfo>> {
+        self.set_option_or_warn(ctx, config_id, value, "config_option", |provider, error| {
+            format!("{provider} refused {config_id}={value} ({error}); {what} was not applied")
+        })
+        .await
     }
 
     /// Selects the requested reasoning effort through a `thought_level` config option.
@@ -795,29 +807,13 @@ impl AcpSession {
                 if option.get("currentValue").and_then(Value::as_str) == Some(value) {
                     return Ok(());
                 }
-                let params =
-                    json!({"sessionId": self.session_id, "configId": config_id, "value": value});
-                return match self
-                    .call(
-                        ctx,
-                        "session/set_config_option",
-                        params,
-                        Phase::Handshake,
-                        self.handshake_deadline(),
-                    )
-                    .await
-                {
-                    Ok(_) => Ok(()),
-                    Err(Failure::Rpc(e)) => {
-                        let message = format!(
-                            "{} refused mode `{value}` for permission mode {mode_name} ({}); the bridge applies the mode's policy to approval requests",
-                            self.provider(),
-                            e.describe()
-                        );
-                        self.warn(ctx, "permission_mode", message).await
-                    }
-                    Err(f) => Err(self.handshake_failure("session/set_config_option", f)),
-                };
+                return self
+                    .set_option_or_warn(ctx, config_id, value, "permission_mode", |provider, error| {
+                        format!(
+                            "{provider} refused mode `{value}` for permission mode {mode_name} ({error}); the bridge applies the mode's policy to approval requests"
+                        )
+                    })
+                    .await;
             }
         }
         if self.config.mode != PermissionMode::Default {
