@@ -72,6 +72,10 @@ struct Cli {
     /// Permission mode (when the request does not name one).
     #[arg(long)]
     permission_mode: Option<String>,
+    /// Transport of providers that have several (e.g. `acp` or `json` for gemini; when the
+    /// request does not name one).
+    #[arg(long, value_name = "NAME")]
+    transport: Option<String>,
     /// How long an approval waits for the client's answer over stdin, in seconds (the file
     /// IPC uses CLAUDE_PERMISSION_SAFETY_NET_MS).
     #[arg(
@@ -190,6 +194,7 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
         request.session_id = request.session_id.or(cli.session_id.clone());
         request.cwd = request.cwd.or(cli.cwd.clone().map(Into::into));
         request.permission_mode = request.permission_mode.or(cli.permission_mode.clone());
+        request.transport = request.transport.or(cli.transport.clone());
         request
     });
 

@@ -69,6 +69,142 @@ pub fn stream_turn(
     .boxed()
 }
 
+/// A provider reachable through more than one transport: for example its ACP server (the
+/// default, with interactive approvals) and its one-shot JSON print mode.
+///
+/// The request's `transport` field (`bridge <provider> send --transport json`) picks one by
+/// name; without it the default runs, unless the request resumes a session and a
+/// [`Transports::resume_via`] transport is set (for a default whose resume is broken): then that
+/// transport runs and a `transport` warning says why.
+///
+/// ```
+/// use std::sync::Arc;
+/// use bridge_core::channel::{Channel, Transports};
+/// # use bridge_core::{request::Request, turn::TurnContext};
+/// # use futures_util::future::BoxFuture;
+/// # struct Acp; struct Json;
+/// # impl Channel for Acp { fn id(&self) -> &'static str { "demo" } fn display_name(&self) -> &'static str { "Demo" }
+/// #   fn send(&self, _: Request, _: TurnContext) -> BoxFuture<'static, ()> { Box::pin(async {}) } }
+/// # impl Channel for Json { fn id(&self) -> &'static str { "demo" } fn display_name(&self) -> &'static str { "Demo" }
+/// #   fn send(&self, _: Request, _: TurnContext) -> BoxFuture<'static, ()> { Box::pin(async {}) } }
+/// let demo = Transports::new("acp", Arc::new(Acp)).with("json", Arc::new(Json));
+/// assert_eq!(demo.names(), ["acp", "json"]);
+/// assert_eq!(demo.id(), "demo");
+/// ```
+#[derive(Clone)]
+pub struct Transports {
+    transports: Vec<(&'static str, Arc<dyn Channel>)>,
+    resume_via: Option<(&'static str, &'static str)>,
+}
+
+impl Transports {
+    /// A provider whose default transport is `channel`, called `name`.
+    pub fn new(name: &'static str, channel: Arc<dyn Channel>) -> Self {
+        Transports {
+            transports: vec![(name, channel)],
+            resume_via: None,
+        }
+    }
+
+    /// Adds another transport.
+    pub fn with(mut self, name: &'static str, channel: Arc<dyn Channel>) -> Self {
+        self.transports.push((name, channel));
+        self
+    }
+
+    /// Runs requests that resume a session (and name no transport) on `name`, because the
+    /// default cannot resume; `why` is told to the client as a warning.
+    pub fn resume_via(mut self, name: &'static str, why: &'static str) -> Self {
+        self.resume_via = Some((name, why));
+        self
+    }
+
+    /// Transport names, the default first.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.transports.iter().map(|(name, _)| *name).collect()
+    }
+
+    /// The transport called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Channel>> {
+        self.transports
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, channel)| channel)
+    }
+
+    fn default_channel(&self) -> &Arc<dyn Channel> {
+        &self.transports[0].1
+    }
+}
+
+impl Channel for Transports {
+    fn id(&self) -> &'static str {
+        self.default_channel().id()
+    }
+
+    fn display_name(&self) -> &'static str {
+        self.default_channel().display_name()
+    }
+
+    fn dialect(&self) -> MarkerDialect {
+        self.default_channel().dialect()
+    }
+
+    fn commands(&self) -> &'static [&'static str] {
+        self.default_channel().commands()
+    }
+
+    fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
+        let chosen = match request.transport.as_deref() {
+            Some(name) => match self.get(name) {
+                Some(channel) => Ok((channel.clone(), None)),
+                None => Err(format!(
+                    "unknown transport `{name}` for {}; available: {}",
+                    self.display_name(),
+                    self.names().join(", ")
+                )),
+            },
+            None => match self.resume_via {
+                Some((name, why)) if request.session_id.is_some() => match self.get(name) {
+                    Some(channel) => Ok((
+                        channel.clone(),
+                        Some(format!("resuming through the {name} transport: {why}")),
+                    )),
+                    None => Ok((self.default_channel().clone(), None)),
+                },
+                _ => Ok((self.default_channel().clone(), None)),
+            },
+        };
+        Box::pin(async move {
+            match chosen {
+                Ok((channel, warning)) => {
+                    if let Some(message) = warning {
+                        ctx.emit(Event::warning("transport", message)).await;
+                    }
+                    channel.send(request, ctx).await;
+                }
+                Err(message) => {
+                    let info = crate::event::ErrorInfo {
+                        code: crate::event::ErrorCode::InvalidRequest,
+                        message,
+                        stderr_tail: None,
+                    };
+                    ctx.fail(info, request.session_id.clone()).await;
+                }
+            }
+        })
+    }
+}
+
+impl std::fmt::Debug for Transports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transports")
+            .field("names", &self.names())
+            .field("resume_via", &self.resume_via.map(|(name, _)| name))
+            .finish()
+    }
+}
+
 /// The provider registry.
 #[derive(Clone, Default)]
 pub struct Router {
@@ -109,5 +245,100 @@ impl std::fmt::Debug for Router {
         f.debug_struct("Router")
             .field("channels", &self.ids())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{ErrorCode, StopReason, TurnEnd};
+
+    /// A transport that answers with its own name as the turn's result.
+    struct Named(&'static str);
+
+    impl Channel for Named {
+        fn id(&self) -> &'static str {
+            "demo"
+        }
+        fn display_name(&self) -> &'static str {
+            "Demo"
+        }
+        fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
+            let name = self.0;
+            Box::pin(async move {
+                ctx.emit(Event::TurnEnd(TurnEnd {
+                    success: true,
+                    stop_reason: StopReason::EndTurn,
+                    session_id: request.session_id,
+                    result: Some(name.to_string()),
+                    error: None,
+                }))
+                .await;
+            })
+        }
+    }
+
+    fn demo() -> Arc<dyn Channel> {
+        Arc::new(
+            Transports::new("acp", Arc::new(Named("acp")))
+                .with("json", Arc::new(Named("json")))
+                .resume_via("json", "acp cannot load sessions"),
+        )
+    }
+
+    async fn run(request: serde_json::Value) -> Vec<Event> {
+        let request = Request::from_value(request).unwrap();
+        let stream = stream_turn(
+            demo(),
+            request,
+            StreamOptions::default(),
+            CancellationToken::new(),
+        );
+        stream.collect().await
+    }
+
+    fn result(events: &[Event]) -> Option<&str> {
+        events.iter().find_map(|e| match e {
+            Event::TurnEnd(end) => end.result.as_deref(),
+            _ => None,
+        })
+    }
+
+    #[tokio::test]
+    async fn the_default_runs_unless_a_transport_is_named() {
+        assert_eq!(
+            result(&run(serde_json::json!({"message": "hi"})).await),
+            Some("acp")
+        );
+        let named = run(serde_json::json!({"message": "hi", "transport": "JSON"})).await;
+        assert_eq!(result(&named), Some("json"));
+        assert!(!named.iter().any(|e| matches!(e, Event::Warning { .. })));
+    }
+
+    #[tokio::test]
+    async fn a_resume_goes_through_the_resume_transport_and_says_why() {
+        let events = run(serde_json::json!({"message": "hi", "sessionId": "abc"})).await;
+        assert_eq!(result(&events), Some("json"));
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::Warning { code, message } if code == "transport" && message.contains("acp cannot load sessions")
+        )));
+        // Naming the transport wins over the resume rule.
+        let events =
+            run(serde_json::json!({"message": "hi", "sessionId": "abc", "transport": "acp"})).await;
+        assert_eq!(result(&events), Some("acp"));
+    }
+
+    #[tokio::test]
+    async fn an_unknown_transport_fails_the_turn_and_lists_the_known_ones() {
+        let events = run(serde_json::json!({"message": "hi", "transport": "carrier-pigeon"})).await;
+        let error = events.iter().find_map(|e| match e {
+            Event::Error(info) => Some(info.clone()),
+            _ => None,
+        });
+        let error = error.expect("an error event");
+        assert_eq!(error.code, ErrorCode::InvalidRequest);
+        assert!(error.message.contains("carrier-pigeon") && error.message.contains("acp, json"));
+        assert!(matches!(events.last(), Some(Event::TurnEnd(end)) if !end.success));
     }
 }

@@ -96,6 +96,9 @@ pub struct Request {
     pub agent_prompt: Option<String>,
     /// Ask the provider not to think.
     pub disable_thinking: bool,
+    /// Which of the provider's transports to use (`acp`, `json`, …); `None` is the provider's
+    /// default. See [`crate::channel::Transports`].
+    pub transport: Option<String>,
     /// Fields this version does not interpret, kept for channels that do.
     pub extra: Map<String, Value>,
 }
@@ -258,6 +261,7 @@ impl Request {
             attachments: Vec::new(),
             agent_prompt: None,
             disable_thinking: false,
+            transport: None,
             extra: Map::new(),
         }
     }
@@ -315,6 +319,7 @@ impl Request {
             attachments: parse_attachments(object.remove("attachments"))?,
             agent_prompt: take_string(&mut object, "agentPrompt")?,
             disable_thinking: take_bool(&mut object, "disableThinking")?,
+            transport: take_string(&mut object, "transport")?,
             extra: object,
         })
     }
