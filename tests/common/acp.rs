@@ -44,6 +44,47 @@ impl Provider {
     }
 }
 
+/// A provider and the transport the bridge uses for it (`None`: the provider's default, ACP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    pub provider: Provider,
+    pub transport: Option<&'static str>,
+}
+
+impl From<Provider> for Target {
+    fn from(provider: Provider) -> Target {
+        Target {
+            provider,
+            transport: None,
+        }
+    }
+}
+
+impl Provider {
+    /// This provider through its JSON print mode (`--transport json`).
+    pub fn json(self) -> Target {
+        Target {
+            provider: self,
+            transport: Some("json"),
+        }
+    }
+}
+
+impl Target {
+    /// The snapshot name prefix: `gemini`, or `gemini-json` for another transport.
+    pub fn id(self) -> String {
+        match self.transport {
+            None => self.provider.id().to_string(),
+            Some(transport) => format!("{}-{transport}", self.provider.id()),
+        }
+    }
+
+    /// Whether this is the ACP transport (status lines name the ACP methods).
+    pub fn is_acp(self) -> bool {
+        self.transport.is_none_or(|t| t == "acp")
+    }
+}
+
 /// A running mock model server.
 pub struct Mock {
     pub server: mock_llm::MockServer,
@@ -64,9 +105,9 @@ impl Mock {
 
 /// Writes the files `provider` needs in the scratch home (model provider configs, and Kimi's
 /// placeholder login) and returns extra PATH dirs.
-fn prepare_home(provider: Provider, sandbox: &Sandbox, base_url: &str) -> Vec<PathBuf> {
+fn prepare_home(target: Target, sandbox: &Sandbox, base_url: &str) -> Vec<PathBuf> {
     let home = sandbox.home();
-    match provider {
+    match target.provider {
         Provider::Opencode => {
             let dir = home.join(".config/opencode");
             std::fs::create_dir_all(&dir).unwrap();
@@ -126,13 +167,15 @@ fn prepare_home(provider: Provider, sandbox: &Sandbox, base_url: &str) -> Vec<Pa
 
 /// `bridge <provider> send` with a clean environment pointing the CLI at `base_url`.
 pub fn acp_command(
-    provider: Provider,
+    target: impl Into<Target>,
     sandbox: &Sandbox,
     base_url: &str,
     extra_args: &[&str],
 ) -> Command {
+    let target = target.into();
+    let provider = target.provider;
     let _ = cli_path(provider.cli());
-    let extra_path = prepare_home(provider, sandbox, base_url);
+    let extra_path = prepare_home(target, sandbox, base_url);
     let mut path = std::env::join_paths(extra_path).unwrap_or_default();
     if !path.is_empty() {
         path.push(":");
@@ -142,6 +185,13 @@ pub fn acp_command(
     cmd.env_clear()
         .arg(provider.id())
         .arg("send")
+        .args(
+            target
+                .transport
+                .map(|t| ["--transport", t])
+                .iter()
+                .flatten(),
+        )
         .args(extra_args)
         .current_dir(sandbox.work())
         .env("PATH", path)
@@ -239,7 +289,7 @@ pub fn drive(
 
 /// Runs one request with stdin closed after it (nobody answers approvals).
 pub fn run(
-    provider: Provider,
+    provider: impl Into<Target>,
     sandbox: &Sandbox,
     mock: &Mock,
     request: Value,
@@ -328,7 +378,8 @@ fn stabilize(text: &str) -> String {
 // Scenarios, shared by every provider.
 
 /// Plain text in both formats, snapshotted; the streamed text equals the result.
-pub fn text_in_both_formats(provider: Provider) {
+pub fn text_in_both_formats(provider: impl Into<Target>) {
+    let provider: Target = provider.into();
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let request = json!({"message": "MOCK:text say hello"});
@@ -358,9 +409,10 @@ pub fn text_in_both_formats(provider: Provider) {
     let end = jsonl.lines().last().unwrap();
     assert!(end.contains(r#""type":"turn_end","success":true"#), "{end}");
     assert!(
-        jsonl
-            .lines()
-            .any(|l| l.contains(r#""type":"status""#) && l.contains("session/new")),
+        !provider.is_acp()
+            || jsonl
+                .lines()
+                .any(|l| l.contains(r#""type":"status""#) && l.contains("session/new")),
         "the session strategy is reported: {jsonl}"
     );
     insta::assert_snapshot!(
@@ -374,7 +426,8 @@ pub fn text_in_both_formats(provider: Provider) {
 }
 
 /// Thinking streams as thinking deltas before the text.
-pub fn thinking_before_text(provider: Provider) {
+pub fn thinking_before_text(provider: impl Into<Target>) {
+    let provider: Target = provider.into();
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let out = run(
@@ -405,7 +458,7 @@ pub fn thinking_before_text(provider: Provider) {
 }
 
 /// The `danger` shell call asks for approval; `decision` answers it over stdin.
-fn approval(provider: Provider, decision: Value) -> (String, Sandbox) {
+fn approval(provider: Target, decision: Value) -> (String, Sandbox) {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let child = start(
@@ -431,7 +484,8 @@ fn approval(provider: Provider, decision: Value) -> (String, Sandbox) {
 }
 
 /// Allowed over stdin: the command runs, the decision is reported, the result comes back.
-pub fn approval_allowed_runs(provider: Provider) {
+pub fn approval_allowed_runs(provider: impl Into<Target>) {
+    let provider: Target = provider.into();
     let (out, sandbox) = approval(provider, json!("allow"));
     assert!(
         sandbox.work().join("mock-created.txt").exists(),
@@ -459,7 +513,8 @@ pub fn approval_allowed_runs(provider: Provider) {
 }
 
 /// Denied over stdin: nothing runs, the turn goes on and ends normally.
-pub fn approval_denied_does_not_run(provider: Provider) {
+pub fn approval_denied_does_not_run(provider: impl Into<Target>) {
+    let provider: Target = provider.into();
     let (out, sandbox) = approval(
         provider,
         json!({"behavior": "deny", "message": "not on my machine"}),
@@ -479,7 +534,8 @@ pub fn approval_denied_does_not_run(provider: Provider) {
 }
 
 /// With stdin closed and no IPC, nobody can answer: the call is denied at once, never hangs.
-pub fn approval_without_client_is_denied(provider: Provider) {
+pub fn approval_without_client_is_denied(provider: impl Into<Target>) {
+    let provider: Target = provider.into();
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let started = Instant::now();
@@ -498,7 +554,8 @@ pub fn approval_without_client_is_denied(provider: Provider) {
 }
 
 /// A later turn resumes the session: same id, and the model sees the earlier turn.
-pub fn resume_sees_the_earlier_turn(provider: Provider) {
+pub fn resume_sees_the_earlier_turn(provider: impl Into<Target>) {
+    let provider: Target = provider.into();
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let first = run(
@@ -530,15 +587,17 @@ pub fn resume_sees_the_earlier_turn(provider: Provider) {
         "the model did not see turn 1: {second}"
     );
     assert!(
-        second.lines().any(|l| l.contains(r#""type":"status""#)
-            && (l.contains("session/load") || l.contains("session/resume"))),
+        !provider.is_acp()
+            || second.lines().any(|l| l.contains(r#""type":"status""#)
+                && (l.contains("session/load") || l.contains("session/resume"))),
         "the resume strategy is reported: {second}"
     );
 }
 
 /// For agents whose ACP resume is broken (Gemini 0.61.0): a session id is refused at once with
 /// the reason, and nothing is spawned that could damage the saved conversation.
-pub fn resume_refused_with_reason(provider: Provider, needle: &str) {
+pub fn resume_refused_with_reason(provider: impl Into<Target>, needle: &str) {
+    let provider: Target = provider.into();
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let first = run(
@@ -579,7 +638,8 @@ pub fn resume_refused_with_reason(provider: Provider, needle: &str) {
 }
 
 /// An unknown session id is a clear error, not a silent new session.
-pub fn unknown_session_is_an_error(provider: Provider) {
+pub fn unknown_session_is_an_error(provider: impl Into<Target>) {
+    let provider: Target = provider.into();
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let out = run(
@@ -602,7 +662,8 @@ pub fn unknown_session_is_an_error(provider: Provider) {
 }
 
 /// An interrupt during a slow stream stops the turn within seconds and leaves no process.
-pub fn interrupt_during_slow_stream(provider: Provider) {
+pub fn interrupt_during_slow_stream(provider: impl Into<Target>) {
+    let provider: Target = provider.into();
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let child = start(
@@ -633,7 +694,8 @@ pub fn interrupt_during_slow_stream(provider: Provider) {
 }
 
 /// An HTTP error from the model API is surfaced with its message.
-pub fn http_error_is_surfaced(provider: Provider, scenario: &str, needle: &str) {
+pub fn http_error_is_surfaced(provider: impl Into<Target>, scenario: &str, needle: &str) {
+    let provider: Target = provider.into();
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let started = Instant::now();
