@@ -6,23 +6,6 @@ mod common;
 use common::*;
 use serde_json::json;
 
-struct Mock {
-    server: mock_llm::MockServer,
-}
-
-impl Mock {
-    fn start() -> Mock {
-        require_loopback_only_network();
-        Mock {
-            server: mock_llm::MockServer::start_in_thread(mock_llm::Config::default())
-                .expect("start mock model server"),
-        }
-    }
-    fn url(&self) -> String {
-        self.server.base_url()
-    }
-}
-
 fn request(message: &str) -> String {
     json!({"message": message, "permissionMode": "default"}).to_string()
 }

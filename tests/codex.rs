@@ -16,47 +16,24 @@ use serde_json::{Value, json};
 
 const MODEL: &str = "gpt-5.5";
 
-struct Mock {
-    server: mock_llm::MockServer,
-}
-
-impl Mock {
-    fn start() -> Mock {
-        Mock::with(mock_llm::Config::default())
-    }
-    fn with(config: mock_llm::Config) -> Mock {
-        require_loopback_only_network();
-        Mock {
-            server: mock_llm::MockServer::start_in_thread(config).expect("start mock model server"),
-        }
-    }
-    fn url(&self) -> String {
-        format!("{}/v1", self.server.base_url())
-    }
-    /// The model requests Codex made (its Responses API calls).
-    fn responses(&self) -> Vec<mock_llm::LoggedRequest> {
-        self.server
-            .requests()
-            .into_iter()
-            .filter(|r| r.path_only() == "/v1/responses")
-            .collect()
-    }
+/// The model requests Codex made (its Responses API calls).
+fn responses(mock: &Mock) -> Vec<mock_llm::LoggedRequest> {
+    mock.server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path_only() == "/v1/responses")
+        .collect()
 }
 
 fn request(mock: &Mock, sandbox: &Sandbox, message: &str, extra: Value) -> String {
-    let mut req = json!({
+    let base = json!({
         "message": message,
         "cwd": sandbox.work(),
         "model": MODEL,
-        "baseUrl": mock.url(),
+        "baseUrl": mock.api_base(),
         "apiKey": CANARY_KEY,
     });
-    if let (Some(req), Some(extra)) = (req.as_object_mut(), extra.as_object()) {
-        for (k, v) in extra {
-            req.insert(k.clone(), v.clone());
-        }
-    }
-    req.to_string()
+    request_with(base, extra)
 }
 
 fn run(sandbox: &Sandbox, args: &[&str], req: &str) -> (String, std::process::Output) {
@@ -88,40 +65,17 @@ fn stable(text: String) -> String {
 /// Runs one scenario in both formats and snapshots what a plugin / integrator would see.
 fn scenario_both_formats(name: &str, prompt: &str, extra: Value) -> (String, String) {
     let mock = Mock::start();
-    let sandbox = Sandbox::new();
-    std::fs::write(sandbox.work().join("hello.txt"), "hello\n").unwrap();
-    let (markers, _) = run(
-        &sandbox,
-        &[],
-        &request(&mock, &sandbox, prompt, extra.clone()),
-    );
-    let sandbox2 = Sandbox::new();
-    std::fs::write(sandbox2.work().join("hello.txt"), "hello\n").unwrap();
-    let (jsonl, _) = run(
-        &sandbox2,
-        &["--format", "jsonl"],
-        &request(&mock, &sandbox2, prompt, extra),
-    );
-    insta::assert_snapshot!(
-        format!("{name}.markers"),
-        stable(markers_view(&markers, &sandbox))
-    );
-    insta::assert_snapshot!(
-        format!("{name}.jsonl"),
-        stable(jsonl_view(&jsonl, &sandbox2))
-    );
-    (markers, jsonl)
-}
-
-fn jsonl_events(jsonl: &str) -> Vec<Value> {
-    jsonl
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == ty).collect()
+    let run_once = |args: &[&str]| {
+        let sandbox = Sandbox::new();
+        std::fs::write(sandbox.work().join("hello.txt"), "hello\n").unwrap();
+        let (out, _) = run(
+            &sandbox,
+            args,
+            &request(&mock, &sandbox, prompt, extra.clone()),
+        );
+        (out, sandbox)
+    };
+    snapshot_both_formats(name, run_once, stable)
 }
 
 #[test]
@@ -338,7 +292,7 @@ fn a_dropped_stream_that_codex_retries_reports_the_reconnect() {
     assert_eq!(statuses[0]["attempt"], 1);
     assert_eq!(statuses[0]["max_attempts"], 1);
     assert_eq!(events.last().unwrap()["success"], false);
-    assert_eq!(mock.responses().len(), 2, "one retry");
+    assert_eq!(responses(&mock).len(), 2, "one retry");
 }
 
 #[test]
@@ -397,7 +351,7 @@ fn resume_continues_the_thread_and_reports_only_this_turns_usage() {
     assert_eq!(usage[0]["input_tokens"], 200, "{third}");
     assert_eq!(usage[0]["cache_read_input_tokens"], 1000);
     assert_eq!(usage[0]["output_tokens"], 40);
-    let requests = mock.responses();
+    let requests = responses(&mock);
     let last_input = requests.last().unwrap().body["input"].to_string();
     assert!(last_input.contains("first turn") && last_input.contains("what did I say?"));
     insta::assert_snapshot!("resume.jsonl", stable(jsonl_view(&third, &sandbox)));
@@ -424,7 +378,7 @@ fn unknown_thread_id_is_a_clear_error() {
     assert!(error.contains("no rollout found for thread id"), "{error}");
     assert!(!error.contains("Stack backtrace"), "{error}");
     assert_eq!(final_line(&stdout)["success"], false);
-    assert!(mock.responses().is_empty());
+    assert!(responses(&mock).is_empty());
 }
 
 #[test]
@@ -599,7 +553,7 @@ fn image_attachments_are_sent_with_the_prompt() {
         ),
     );
     assert_eq!(final_line(&stdout)["success"], true, "{stdout}");
-    let requests = mock.responses();
+    let requests = responses(&mock);
     let input = &requests[0].body["input"];
     let images: Vec<&Value> = input
         .as_array()
@@ -660,7 +614,7 @@ fn request_fields_reach_the_model_request() {
         ),
     );
     assert_eq!(final_line(&stdout)["success"], true, "{stdout}");
-    let requests = mock.responses();
+    let requests = responses(&mock);
     let body = &requests[0].body;
     assert_eq!(body["model"], MODEL);
     assert_eq!(body["reasoning"]["effort"], "high");
@@ -689,7 +643,7 @@ fn a_prompt_too_long_for_argv_goes_over_stdin() {
         "{}",
         &stdout[..stdout.len().min(2000)]
     );
-    let requests = mock.responses();
+    let requests = responses(&mock);
     assert!(
         requests[0].body["input"]
             .to_string()
@@ -720,7 +674,7 @@ fn interrupt_during_a_slow_turn_stops_codex_within_seconds() {
         seen.push_str(&line);
         if line.starts_with("[THREAD_ID]") {
             // Wait until the model is streaming (Codex shows the text only at the end).
-            while mock.responses().is_empty() {
+            while responses(&mock).is_empty() {
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
             std::thread::sleep(std::time::Duration::from_millis(500));
@@ -752,7 +706,7 @@ fn prompt_argument_works_for_terminal_users() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let mut cmd = codex_command(&sandbox, &["--model", MODEL, "MOCK:text", "hello", "there"]);
-    cmd.env("BRIDGE_CODEX_BASE_URL", mock.url())
+    cmd.env("BRIDGE_CODEX_BASE_URL", mock.api_base())
         .env("BRIDGE_CODEX_API_KEY", CANARY_KEY)
         .stdin(std::process::Stdio::null());
     let out = cmd.output().unwrap();
@@ -761,7 +715,7 @@ fn prompt_argument_works_for_terminal_users() {
     assert_eq!(final_line(&stdout)["success"], true, "{stdout}");
     assert!(out.status.success());
     assert_eq!(
-        mock.responses()[0].header("authorization"),
+        responses(&mock)[0].header("authorization"),
         Some(mock_llm::REDACTED)
     );
 }

@@ -15,29 +15,8 @@ use common::*;
 use regex::Regex;
 use serde_json::{Value, json};
 
-struct Mock {
-    server: mock_llm::MockServer,
-}
-
-impl Mock {
-    fn start() -> Mock {
-        require_loopback_only_network();
-        Mock {
-            server: mock_llm::MockServer::start_in_thread(mock_llm::Config::default())
-                .expect("start mock model server"),
-        }
-    }
-    fn model_requests(&self) -> Vec<mock_llm::LoggedRequest> {
-        self.server
-            .requests()
-            .into_iter()
-            .filter(|r| r.scenario.is_some())
-            .collect()
-    }
-}
-
 fn request(mock: &Mock, sandbox: &Sandbox, message: &str, extra: Value) -> String {
-    let mut req = json!({
+    let base = json!({
         "message": message,
         "cwd": sandbox.work(),
         "model": "mock-model",
@@ -45,12 +24,7 @@ fn request(mock: &Mock, sandbox: &Sandbox, message: &str, extra: Value) -> Strin
         "apiKey": CANARY_KEY,
         "permissionMode": "bypassPermissions",
     });
-    if let (Some(req), Some(extra)) = (req.as_object_mut(), extra.as_object()) {
-        for (k, v) in extra {
-            req.insert(k.clone(), v.clone());
-        }
-    }
-    req.to_string()
+    request_with(base, extra)
 }
 
 fn run(sandbox: &Sandbox, args: &[&str], req: &str) -> String {
@@ -65,31 +39,16 @@ fn stable(text: String) -> String {
 }
 
 fn scenario_both_formats(name: &str, mock: &Mock, prompt: &str, extra: Value) -> (String, String) {
-    let sandbox = Sandbox::new();
-    let markers = run(
-        &sandbox,
-        &[],
-        &request(mock, &sandbox, prompt, extra.clone()),
-    );
-    let sandbox2 = Sandbox::new();
-    let jsonl = run(
-        &sandbox2,
-        &["--format", "jsonl"],
-        &request(mock, &sandbox2, prompt, extra),
-    );
-    insta::assert_snapshot!(
-        format!("{name}.markers"),
-        stable(markers_view(&markers, &sandbox))
-    );
-    insta::assert_snapshot!(
-        format!("{name}.jsonl"),
-        stable(jsonl_view(&jsonl, &sandbox2))
-    );
-    (markers, jsonl)
-}
-
-fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == ty).collect()
+    let run_once = |args: &[&str]| {
+        let sandbox = Sandbox::new();
+        let out = run(
+            &sandbox,
+            args,
+            &request(mock, &sandbox, prompt, extra.clone()),
+        );
+        (out, sandbox)
+    };
+    snapshot_both_formats(name, run_once, stable)
 }
 
 #[test]

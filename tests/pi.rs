@@ -18,31 +18,6 @@ use serde_json::{Value, json};
 
 const MODEL: &str = "mock/mock-model";
 
-struct Mock {
-    server: mock_llm::MockServer,
-}
-
-impl Mock {
-    fn start() -> Mock {
-        require_loopback_only_network();
-        Mock {
-            server: mock_llm::MockServer::start_in_thread(mock_llm::Config::default())
-                .expect("start mock model server"),
-        }
-    }
-    fn api_base(&self) -> String {
-        format!("{}/v1", self.server.base_url())
-    }
-    /// The model requests pi made.
-    fn model_requests(&self) -> Vec<mock_llm::LoggedRequest> {
-        self.server
-            .requests()
-            .into_iter()
-            .filter(|r| r.scenario.is_some())
-            .collect()
-    }
-}
-
 /// A sandbox whose pi config points at `mock`.
 fn sandbox(mock: &Mock) -> Sandbox {
     let sandbox = Sandbox::new();
@@ -51,18 +26,13 @@ fn sandbox(mock: &Mock) -> Sandbox {
 }
 
 fn request(sandbox: &Sandbox, message: &str, extra: Value) -> String {
-    let mut req = json!({
+    let base = json!({
         "message": message,
         "cwd": sandbox.work(),
         "model": MODEL,
         "permissionMode": "bypassPermissions",
     });
-    if let (Some(req), Some(extra)) = (req.as_object_mut(), extra.as_object()) {
-        for (k, v) in extra {
-            req.insert(k.clone(), v.clone());
-        }
-    }
-    req.to_string()
+    request_with(base, extra)
 }
 
 fn run(sandbox: &Sandbox, args: &[&str], req: &str) -> String {
@@ -81,27 +51,12 @@ fn stable(text: String) -> String {
 /// Runs one scenario in both formats (one sandbox each) and snapshots what a plugin /
 /// integrator would see.
 fn scenario_both_formats(name: &str, mock: &Mock, prompt: &str, extra: Value) -> (String, String) {
-    let sandbox = sandbox(mock);
-    let markers = run(&sandbox, &[], &request(&sandbox, prompt, extra.clone()));
-    let sandbox2 = self::sandbox(mock);
-    let jsonl = run(
-        &sandbox2,
-        &["--format", "jsonl"],
-        &request(&sandbox2, prompt, extra),
-    );
-    insta::assert_snapshot!(
-        format!("{name}.markers"),
-        stable(markers_view(&markers, &sandbox))
-    );
-    insta::assert_snapshot!(
-        format!("{name}.jsonl"),
-        stable(jsonl_view(&jsonl, &sandbox2))
-    );
-    (markers, jsonl)
-}
-
-fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == ty).collect()
+    let run_once = |args: &[&str]| {
+        let sandbox = sandbox(mock);
+        let out = run(&sandbox, args, &request(&sandbox, prompt, extra.clone()));
+        (out, sandbox)
+    };
+    snapshot_both_formats(name, run_once, stable)
 }
 
 #[test]

@@ -85,23 +85,8 @@ impl Target {
     }
 }
 
-/// A running mock model server.
-pub struct Mock {
-    pub server: mock_llm::MockServer,
-}
-
-impl Mock {
-    pub fn start() -> Mock {
-        require_loopback_only_network();
-        Mock {
-            server: mock_llm::MockServer::start_in_thread(mock_llm::Config::default())
-                .expect("start mock model server"),
-        }
-    }
-    pub fn url(&self) -> String {
-        self.server.base_url()
-    }
-}
+/// The mock model server (re-exported: the provider test files only import this module).
+pub use super::Mock;
 
 /// Writes the files `provider` needs in the scratch home (model provider configs, and Kimi's
 /// placeholder login) and returns extra PATH dirs.

@@ -388,3 +388,81 @@ pub fn jsonl_events(stdout: &str) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect()
 }
+
+/// Events of one `type` among parsed JSONL lines.
+pub fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == ty).collect()
+}
+
+/// A running mock model server. Starting one fails the test outside a loopback-only network
+/// namespace.
+pub struct Mock {
+    pub server: mock_llm::MockServer,
+}
+
+impl Mock {
+    /// The mock with its default scenarios.
+    pub fn start() -> Mock {
+        Mock::with(mock_llm::Config::default())
+    }
+
+    /// The mock with `config`.
+    pub fn with(config: mock_llm::Config) -> Mock {
+        require_loopback_only_network();
+        Mock {
+            server: mock_llm::MockServer::start_in_thread(config).expect("start mock model server"),
+        }
+    }
+
+    /// Its base URL (`http://127.0.0.1:<port>`).
+    pub fn url(&self) -> String {
+        self.server.base_url()
+    }
+
+    /// The OpenAI-style API base (`…/v1`).
+    pub fn api_base(&self) -> String {
+        format!("{}/v1", self.server.base_url())
+    }
+
+    /// The model requests the CLI made (the ones that selected a scenario).
+    pub fn model_requests(&self) -> Vec<mock_llm::LoggedRequest> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| r.scenario.is_some())
+            .collect()
+    }
+}
+
+/// `base` (a JSON object) with the fields of `extra` added or replaced, as request text.
+pub fn request_with(mut base: Value, extra: Value) -> String {
+    if let (Some(base), Value::Object(extra)) = (base.as_object_mut(), extra) {
+        base.extend(extra);
+    }
+    base.to_string()
+}
+
+/// Runs one scenario in both formats, each in a fresh sandbox (`run(format_args)` returns the
+/// bridge's stdout and its sandbox), and snapshots `name.markers` / `name.jsonl` as a plugin and
+/// an integrator would see them, after `stable` replaced the run-specific ids.
+pub fn snapshot_both_formats(
+    name: &str,
+    mut run: impl FnMut(&[&str]) -> (String, Sandbox),
+    stable: impl Fn(String) -> String,
+) -> (String, String) {
+    let (markers, sandbox) = run(&[]);
+    let (jsonl, sandbox2) = run(&["--format", "jsonl"]);
+    // Stored as `tests/snapshots/<test file>__<name>.*.snap`, as if the test file took them.
+    let test_file = env!("CARGO_CRATE_NAME");
+    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!(
+            format!("{test_file}__{name}.markers"),
+            stable(markers_view(&markers, &sandbox))
+        );
+        insta::assert_snapshot!(
+            format!("{test_file}__{name}.jsonl"),
+            stable(jsonl_view(&jsonl, &sandbox2))
+        );
+    });
+    (markers, jsonl)
+}
