@@ -15,10 +15,12 @@ the variants so machine noise hits them alike, and reports medians and ratios:
 * peak RSS of the bridge process itself (VmHWM of the bridge pid, sampled until it exits; the
   CLI child is not counted).
 """
-import json, os, statistics, subprocess, sys, tempfile, time
+import json, os, sys
+
+from bench_harness import interleave, median, peak_mib, run as run_once
 
 RUNS = int(os.environ.get("RUNS", "7"))
-BRIDGE = sys.argv[1]
+BRIDGE = os.path.abspath(sys.argv[1])  # the runs chdir into their scratch home
 CODEX = sys.argv[2]
 BASE_URL = sys.argv[3]
 PROMPT = "MOCK:text say hello"
@@ -47,34 +49,9 @@ def env_for(home):
     }
 
 
-def vm_hwm_kb(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
 def run(argv, stdin_bytes, is_first_content, home, sample_rss):
-    start = time.monotonic()
-    p = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin_bytes is not None else subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         env=env_for(home), cwd=os.path.join(home, "work"))
-    if stdin_bytes is not None:
-        p.stdin.write(stdin_bytes)
-        p.stdin.close()
-    first = None
-    peak = 0
-    for line in p.stdout:
-        if first is None and is_first_content(line):
-            first = time.monotonic() - start
-        if sample_rss:
-            peak = max(peak, vm_hwm_kb(p.pid) or 0)
-    p.wait()
-    return first, time.monotonic() - start, peak
+    return run_once(argv, stdin_bytes, is_first_content, env_for(home), os.path.join(home, "work"),
+                    sample_rss)
 
 
 def exec_argv(program, home):
@@ -112,28 +89,16 @@ def bridged(home):
 
 def main():
     variants = {"direct": direct, "native": native, "bridge": bridged}
-    results = {k: [] for k in variants}
-    kinds = list(variants)
-    with tempfile.TemporaryDirectory() as root:
-        for i in range(RUNS * len(kinds)):
-            kind = kinds[i % len(kinds)]
-            home = os.path.join(root, f"h{i}")
-            for d in ("", ".codex", "tmp", "work"):
-                os.makedirs(os.path.join(home, d), exist_ok=True)
-            first, total, peak = variants[kind](home)
-            if first is None:
-                sys.exit(f"{kind} run {i} produced no content")
-            results[kind].append((first, total, peak))
-    med = lambda kind, k: statistics.median(r[k] for r in results[kind])
+    results = interleave(variants, RUNS, (".codex", "tmp", "work"))
+    med = lambda kind, k: median(results, kind, k)
     d_first, n_first, b_first = med("direct", 0), med("native", 0), med("bridge", 0)
     d_total, n_total, b_total = med("direct", 1), med("native", 1), med("bridge", 1)
-    peak = max(r[2] for r in results["bridge"])
     print(f"runs per variant: {RUNS} (interleaved)")
     print(f"first content  direct (npm shim) {d_first*1000:7.1f} ms   native {n_first*1000:7.1f} ms   bridge {b_first*1000:7.1f} ms")
     print(f"               ratio bridge/direct {b_first/d_first:.3f}   bridge/native {b_first/n_first:.3f}")
     print(f"total time     direct (npm shim) {d_total*1000:7.1f} ms   native {n_total*1000:7.1f} ms   bridge {b_total*1000:7.1f} ms")
     print(f"               ratio bridge/direct {b_total/d_total:.3f}   bridge/native {b_total/n_total:.3f}")
-    print(f"bridge process peak RSS (VmHWM, bridge only): {peak/1024:.1f} MiB")
+    print(f"bridge process peak RSS (VmHWM, bridge only): {peak_mib(results, 'bridge'):.1f} MiB")
 
 
 main()
