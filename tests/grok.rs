@@ -1,5 +1,8 @@
-//! `bridge grok send` end to end: a `grok` executable that runs a real ACP agent (`gemini --acp`; xAI's binary is in no reachable registry) against the project's mock Gemini API, inside a loopback-only network namespace. The
-//! scenarios are shared by every ACP provider (tests/common/acp.rs).
+//! `bridge grok send` end to end: a `grok` executable that runs a real ACP agent (`qwen --acp`,
+//! fed the key and endpoint the grok channel sets in `XAI_API_KEY` / `GROK_BASE_URL`; xAI's binary
+//! is in no reachable registry) against the project's mock Chat Completions API, inside a
+//! loopback-only network namespace. The scenarios are shared by every ACP provider
+//! (tests/common/acp.rs).
 
 mod common;
 
@@ -32,10 +35,13 @@ fn approval_without_a_client_is_denied_at_once() {
     approval_without_client_is_denied(P);
 }
 
-/// The grok channel does attempt `session/load`; the stand-in agent (Gemini CLI 0.61.0) cannot
-/// load a session in a new process, so the bridge must report that clearly.
 #[test]
-fn resume_attempts_session_load_and_reports_the_agent_error() {
+fn resume_sees_the_earlier_turn() {
+    common::acp::resume_sees_the_earlier_turn(P);
+}
+
+#[test]
+fn an_unknown_session_is_a_clear_error() {
     common::acp::unknown_session_is_an_error(P);
 }
 

@@ -19,7 +19,7 @@ pub enum Provider {
     Copilot,
     Opencode,
     Kimi,
-    /// `bridge grok send` with a `grok` executable that runs `gemini --acp`.
+    /// `bridge grok send` with a `grok` executable that runs `qwen --acp`.
     Grok,
 }
 
@@ -38,7 +38,7 @@ impl Provider {
     /// The real CLI the provider drives.
     pub fn cli(self) -> &'static str {
         match self {
-            Provider::Grok => "gemini",
+            Provider::Grok => "qwen",
             other => other.id(),
         }
     }
@@ -127,18 +127,21 @@ fn prepare_home(target: Target, sandbox: &Sandbox, base_url: &str) -> Vec<PathBu
             Vec::new()
         }
         Provider::Grok => {
-            // A `grok` that runs a real ACP agent, ignoring `agent stdio`.
+            // A `grok` that runs a real ACP agent (Qwen Code: its ACP resumes sessions), ignoring
+            // `agent stdio` and taking the key and endpoint from the variables the grok channel
+            // sets.
             let bin = sandbox.root().join("grok-bin");
             std::fs::create_dir_all(&bin).unwrap();
-            let gemini = cli_path("gemini");
+            let qwen = cli_path("qwen");
             let script = bin.join("grok");
             std::fs::write(
                 &script,
                 format!(
                     "#!/bin/sh\n# test stand-in for xAI's grok: a real ACP agent\n\
                      [ \"$1 $2\" = \"agent stdio\" ] || {{ echo \"unexpected args: $*\" >&2; exit 2; }}\n\
+                     export OPENAI_API_KEY=\"$XAI_API_KEY\" OPENAI_BASE_URL=\"$GROK_BASE_URL\"\n\
                      exec \"{}\" --acp\n",
-                    gemini.display()
+                    qwen.display()
                 ),
             )
             .unwrap();
@@ -186,12 +189,15 @@ pub fn acp_command(
         .env("BRIDGE_ACP_HANDSHAKE_TIMEOUT", "120");
     let home = sandbox.home();
     match provider {
-        Provider::Gemini | Provider::Grok => {
+        Provider::Gemini => {
             cmd.env("GEMINI_API_KEY", CANARY_KEY)
                 .env("GOOGLE_GEMINI_BASE_URL", base_url);
-            if provider == Provider::Grok {
-                cmd.env("GROK_AUTH_METHOD", "gemini-api-key");
-            }
+        }
+        Provider::Grok => {
+            cmd.env("XAI_API_KEY", CANARY_KEY)
+                .env("GROK_BASE_URL", format!("{base_url}/v1"))
+                .env("OPENAI_MODEL", "mock-qwen-model")
+                .env("GROK_AUTH_METHOD", "openai");
         }
         Provider::Qwen => {
             cmd.env("OPENAI_API_KEY", CANARY_KEY)

@@ -97,6 +97,10 @@ pub struct AcpProvider {
     /// Why resuming a session over ACP must not be attempted with this CLI (a known-broken
     /// `session/load`); a request with a session id then fails at once with this reason.
     pub resume_broken: Option<&'static str>,
+    /// A `session/load` that replays no history is reported as an unknown session (default
+    /// true). ACP requires a load to replay the whole conversation, and some agents (Qwen Code
+    /// 0.15.10) answer a load of an unknown id with a fresh, empty session instead of an error.
+    pub empty_load_is_unknown: bool,
     /// Retry and error notices the agent sends as message text.
     pub text_notices: normalize::TextNotices,
     /// Kinds of the agent's tools by name, for tool calls that carry no `kind`.
@@ -124,6 +128,7 @@ impl AcpProvider {
             auth_methods: &[],
             auth_method_env: None,
             authenticate_first: false,
+            empty_load_is_unknown: true,
             resume_broken: None,
             text_notices: normalize::TextNotices {
                 status_prefix: None,
@@ -348,6 +353,7 @@ pub fn launch(provider: &AcpProvider, program: PathBuf, request: &Request) -> La
             .chain(provider.auth_methods.iter().map(|s| s.to_string()))
             .collect(),
         authenticate_first: provider.authenticate_first,
+        empty_load_is_unknown: provider.empty_load_is_unknown,
         handshake_timeout: session::handshake_timeout_from_env(),
         notices: provider.text_notices,
         tool_kinds: provider.tool_kinds,

@@ -65,6 +65,9 @@ pub struct SessionConfig {
     pub auth_methods: Vec<String>,
     /// Authenticate right after `initialize`, before any session request.
     pub authenticate_first: bool,
+    /// A `session/load` that replays no history means the agent did not know the session (it
+    /// made a new one instead of failing).
+    pub empty_load_is_unknown: bool,
     /// Deadline of each handshake request.
     pub handshake_timeout: Duration,
     /// Retry and error notices the agent sends as message text.
@@ -507,6 +510,20 @@ impl AcpSession {
             }
             Err(f) => return Err(self.handshake_failure(strategy.method(), f)),
         };
+        if strategy == SessionStrategy::Load
+            && self.replayed == 0
+            && self.config.empty_load_is_unknown
+        {
+            let id = self.config.resume.clone().unwrap_or_default();
+            return Err(Some(error(
+                ErrorCode::Provider,
+                format!(
+                    "{} has no session {id} to resume: session/load replayed no history (the agent starts a new, empty session for an unknown id instead of failing)",
+                    self.provider()
+                ),
+                self.child.stderr_tail(),
+            )));
+        }
         let session_id = result
             .get("sessionId")
             .and_then(Value::as_str)

@@ -10,6 +10,9 @@ usage: fake_agent.py <behaviour>
   huge-line      prints a 2 MB line during the prompt, then ends the turn normally
   fs-request     asks the client for fs/read_text_file during the prompt, reports the answer
   ok             a normal turn: one chunk, end_turn
+  load-history   advertises loadSession; session/load replays one user message, then a normal turn
+  load-empty     advertises loadSession; session/load replays nothing (a fresh session, as Qwen
+                 Code does for an unknown id)
 """
 import json
 import sys
@@ -47,7 +50,14 @@ for line in sys.stdin:
         if mode == "bad-init":
             send({"jsonrpc": "2.0", "id": mid, "result": "banana"})
             continue
-        send({"jsonrpc": "2.0", "id": mid, "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+        caps = {"loadSession": True} if mode.startswith("load-") else {}
+        send({"jsonrpc": "2.0", "id": mid, "result": {"protocolVersion": 1, "agentCapabilities": caps, "authMethods": []}})
+    elif method == "session/load":
+        sid = msg["params"]["sessionId"]
+        if mode == "load-history":
+            send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": sid, "update": {
+                "sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "earlier"}}}})
+        send({"jsonrpc": "2.0", "id": mid, "result": {}})
     elif method == "session/new":
         send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": "fake-1"}})
     elif method == "session/prompt":

@@ -11,9 +11,10 @@
 //!   `session/request_permission` through the unified broker.
 //!
 //! **The real xAI binary is untested**: it is in no registry reachable here. The e2e test puts a
-//! `grok` executable on the test PATH that runs a real ACP agent (`gemini --acp`, ignoring
-//! `agent stdio`), so this launch, env, authentication and normalization run against a real
-//! agent, but not against xAI's.
+//! `grok` executable on the test PATH that runs a real ACP agent (`qwen --acp`, ignoring
+//! `agent stdio`, fed `XAI_API_KEY`/`GROK_BASE_URL` as its OpenAI key and endpoint), so this
+//! launch, env, authentication, resume and normalization run against a real agent, but not
+//! against xAI's.
 
 #![deny(missing_docs)]
 

@@ -11,6 +11,8 @@
 //! * modes `plan`, `default`, `auto-edit`, `yolo`; the model list uses ids such as
 //!   `$runtime|openai|<model>(openai)`, matched by name for `session/set_model`;
 //! * per-call token usage arrives as `_meta.usage` on an empty `agent_message_chunk`;
+//! * `session/load` of an unknown id succeeds with a new, empty session: the bridge reports a
+//!   load that replays no history as an unknown session;
 //! * approval options include two `allow_always` scopes (`proceed_always_project`,
 //!   `proceed_always_user`); "allow for the session" picks the first (project).
 //!
