@@ -179,7 +179,11 @@ mod tests {
         // (mode, args, exact)
         let table: [(PermissionMode, &[&str], bool); 6] = [
             (PermissionMode::Default, &[], false),
-            (PermissionMode::AcceptEdits, &["--allow-tool", "write"], false),
+            (
+                PermissionMode::AcceptEdits,
+                &["--allow-tool", "write"],
+                false,
+            ),
             (
                 PermissionMode::Plan,
                 &["--deny-tool", "shell", "--deny-tool", "write"],
@@ -190,7 +194,11 @@ mod tests {
                 &["--deny-tool", "shell", "--deny-tool", "write"],
                 true,
             ),
-            (PermissionMode::BypassPermissions, &["--allow-all-tools"], true),
+            (
+                PermissionMode::BypassPermissions,
+                &["--allow-all-tools"],
+                true,
+            ),
             (PermissionMode::Yolo, &["--allow-all"], true),
         ];
         assert_eq!(table.len(), PermissionMode::ALL.len());
