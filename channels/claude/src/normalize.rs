@@ -524,34 +524,29 @@ impl ClaudeNormalizer {
         if let Some(text) = text {
             self.strip_api_error(text);
         }
-        if let Some(message) = self.api_error.take() {
-            // Reported as text with `is_error:false` (and exit 0): still a failure.
-            out.push(Event::error(ErrorCode::Provider, message.clone()));
-            out.push(Event::TurnEnd(TurnEnd {
-                success: false,
-                stop_reason: StopReason::Error,
-                session_id: self.session_id.clone(),
-                result: None,
-                error: Some(message),
-            }));
-        } else if is_error {
-            let errors: Vec<&str> = line
-                .get("errors")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            let message = text
-                .map(str::to_string)
-                .or_else(|| (!errors.is_empty()).then(|| errors.join("\n")))
-                .unwrap_or_else(|| {
-                    format!(
-                        "{} reported an error ({})",
-                        self.dialect.display_name,
-                        str_at(line, "subtype").unwrap_or("unknown")
-                    )
-                });
+        // An API error reported as text comes with `is_error:false` (and exit 0): still a
+        // failure.
+        let failure = self.api_error.take().or_else(|| {
+            is_error.then(|| {
+                let errors: Vec<&str> = line
+                    .get("errors")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                text.map(str::to_string)
+                    .or_else(|| (!errors.is_empty()).then(|| errors.join("\n")))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "{} reported an error ({})",
+                            self.dialect.display_name,
+                            str_at(line, "subtype").unwrap_or("unknown")
+                        )
+                    })
+            })
+        });
+        if let Some(message) = failure {
             out.push(Event::error(ErrorCode::Provider, message.clone()));
             out.push(Event::TurnEnd(TurnEnd {
                 success: false,
