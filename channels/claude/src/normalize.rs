@@ -692,6 +692,76 @@ mod tests {
         assert!(events.is_empty(), "{events:?}");
     }
 
+    const PER_BLOCK: Dialect = Dialect {
+        cli: "x",
+        display_name: "X",
+        tool_kind,
+        tool_diff,
+        ids_per_block: true,
+        api_error_marker: Some("[API Error: "),
+    };
+
+    fn run_dialect(lines: &[&str]) -> Vec<Event> {
+        let mut normalizer = ClaudeNormalizer::with_dialect(&PER_BLOCK);
+        let mut out = Vec::new();
+        for line in lines {
+            normalizer.line(line, &mut out);
+        }
+        out
+    }
+
+    fn text_of(events: &[Event]) -> String {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TextDelta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_api_error_reported_as_streamed_text_fails_the_turn_and_is_not_shown() {
+        let events = run_dialect(&[
+            r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello "}},"parent_tool_use_id":null}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"[API Error: boom]"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"assistant","message":{"id":"b1","content":[{"type":"text","text":"Hello [API Error: boom]"}]},"parent_tool_use_id":null}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"Hello [API Error: boom]"}"#,
+        ]);
+        assert_eq!(text_of(&events), "Hello ");
+        let Some(Event::TurnEnd(end)) = events.last() else {
+            panic!("no turn end: {events:?}");
+        };
+        assert!(!end.success);
+        assert_eq!(end.error.as_deref(), Some("API Error: boom"));
+    }
+
+    #[test]
+    fn per_block_ids_do_not_restart_a_streamed_message() {
+        let streamed = run_dialect(&[
+            r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"assistant","message":{"id":"b2","content":[{"type":"text","text":"Hi"}]},"parent_tool_use_id":null}"#,
+        ]);
+        assert_eq!(text_of(&streamed), "Hi");
+        // Claude's rule for the same lines: a new id is an unstreamed message, shown again.
+        assert_eq!(
+            text_of(&run(&[
+                r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1"}},"parent_tool_use_id":null}"#,
+                r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}},"parent_tool_use_id":null}"#,
+                r#"{"type":"assistant","message":{"id":"b2","content":[{"type":"text","text":"Hi"}]},"parent_tool_use_id":null}"#,
+            ])),
+            "HiHi"
+        );
+        // Without partial messages every block is shown from its snapshot.
+        let whole = run_dialect(&[
+            r#"{"type":"assistant","message":{"id":"b1","content":[{"type":"text","text":"One."}]},"parent_tool_use_id":null}"#,
+            r#"{"type":"assistant","message":{"id":"b2","content":[{"type":"text","text":"Two."}]},"parent_tool_use_id":null}"#,
+        ]);
+        assert_eq!(text_of(&whole), "One.Two.");
+    }
+
     #[test]
     fn garbage_is_a_warning_not_a_panic() {
         let events = run(&["not json \u{fffd}", "[1,2]", "{\"type\":"]);
