@@ -10,7 +10,8 @@
 //! 2. **Normalize** ([`PermissionMode::unified`], [`PermissionMode::alias`]): the three-valued core
 //!    ([`UnifiedMode`]: default, sandbox, yolo) plus an optional [`ModeAlias`], exactly as the
 //!    reference's `normalizeUnifiedMode` table.
-//! 3. **Map** to a provider ([`claude`], [`codex`], [`pi`], [`omp`], [`grok_cli`]): `to_provider`
+//! 3. **Map** to a provider ([`claude`], [`codex`], [`pi`], [`omp`], [`grok_cli`], and the
+//!    one-shot JSON modes of [`qwen`] and [`copilot`]): `to_provider`
 //!    gives the native settings,
 //!    `from_provider` reads them back, and `effective` wraps the settings in an [`Effective`] report
 //!    that says, in words, whenever the provider could not honour the requested mode exactly
@@ -50,12 +51,14 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 mod effective;
 mod error;
 pub mod grok_cli;
 mod mode;
 pub mod omp;
 pub mod pi;
+pub mod qwen;
 
 pub use effective::{Effective, Note, NoteKind};
 pub use error::ParseError;

@@ -18,7 +18,8 @@
 //! * approvals arrive as `can_use_tool` control requests and are answered through the turn's
 //!   permission broker ([`approvals`]).
 //!
-//! The output is normalized by [`normalize::ClaudeNormalizer`].
+//! The output is normalized by [`normalize::ClaudeNormalizer`], which CLIs printing the same
+//! stream-json shape reuse with their own [`normalize::Dialect`] (Qwen Code's `json` transport).
 
 #![deny(missing_docs)]
 

@@ -13,6 +13,9 @@
 //!   confusingly, `subtype:"success"`: `is_error` decides;
 //! * lines with a non-null `parent_tool_use_id` belong to sub-agents and are not shown, as in
 //!   ai-bridge.
+//!
+//! Other CLIs print the same shape with small differences; a [`Dialect`] describes them, so
+//! one normalizer serves them all ([`CLAUDE`] here, Qwen Code's in the qwen crate).
 
 use bridge_core::event::{
     ErrorCode, Event, FileDiff, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse,
@@ -21,13 +24,56 @@ use bridge_core::event::{
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
 
-/// Normalizer state for one Claude Code process.
-#[derive(Debug, Default)]
+/// How a CLI's stream-json output differs from Claude Code's.
+#[derive(Debug, Clone, Copy)]
+pub struct Dialect {
+    /// The CLI's name in messages (`claude`).
+    pub cli: &'static str,
+    /// Its human name (`Claude Code`).
+    pub display_name: &'static str,
+    /// Normalized kind of a tool, by name.
+    pub tool_kind: fn(&str) -> ToolKind,
+    /// The file change a tool call's input describes.
+    pub tool_diff: fn(&str, &Value) -> Option<FileDiff>,
+    /// Every `assistant` line has an id of its own (Qwen Code: one uuid per content block),
+    /// so once the stream has `message_start` events only they begin a new message. Claude
+    /// repeats the API message id on every block, and a new id means an unstreamed message.
+    pub ids_per_block: bool,
+    /// Where an API error the CLI reports as assistant text begins (Qwen Code:
+    /// `[API Error: `, with `result.is_error:false` and exit 0). That part is not shown as
+    /// text, and the turn fails with it.
+    pub api_error_marker: Option<&'static str>,
+}
+
+/// Claude Code.
+pub const CLAUDE: Dialect = Dialect {
+    cli: "claude",
+    display_name: "Claude Code",
+    tool_kind,
+    tool_diff,
+    ids_per_block: false,
+    api_error_marker: None,
+};
+
+/// Normalizer state for one Claude Code process (or a CLI with the same output, see
+/// [`Dialect`]).
+#[derive(Debug)]
 pub struct ClaudeNormalizer {
+    dialect: &'static Dialect,
     session_id: Option<String>,
     emitted_session_id: Option<String>,
     message: MessageFill,
     usage: Usage0,
+    /// A `message_start` was seen: the CLI streams partial messages.
+    streaming: bool,
+    /// An API error reported as text ([`Dialect::api_error_marker`]).
+    api_error: Option<String>,
+}
+
+impl Default for ClaudeNormalizer {
+    fn default() -> Self {
+        ClaudeNormalizer::with_dialect(&CLAUDE)
+    }
 }
 
 /// Text and thinking of the current API message: what was streamed as deltas and what the
@@ -123,8 +169,15 @@ pub fn tool_kind(name: &str) -> ToolKind {
     }
 }
 
-/// The file change described by an Edit/Write-style tool input.
-fn tool_diff(name: &str, input: &Value) -> Option<FileDiff> {
+/// The file change described by a Claude Code Edit/Write-style tool input
+/// (`file_path`, `old_string`, `new_string`, `content`, …).
+///
+/// ```
+/// use bridge_channel_claude::normalize::tool_diff;
+/// let diff = tool_diff("Write", &serde_json::json!({"file_path": "a.txt", "content": "hi"})).unwrap();
+/// assert_eq!((diff.path.as_str(), diff.new_text.as_deref()), ("a.txt", Some("hi")));
+/// ```
+pub fn tool_diff(name: &str, input: &Value) -> Option<FileDiff> {
     let path = str_at(input, "file_path").or_else(|| str_at(input, "notebook_path"))?;
     let (old_text, new_text) = match name {
         "Edit" => (
@@ -181,9 +234,39 @@ fn fill_tail(
 }
 
 impl ClaudeNormalizer {
-    /// A fresh normalizer.
+    /// A fresh normalizer for Claude Code.
     pub fn new() -> Self {
         ClaudeNormalizer::default()
+    }
+
+    /// A fresh normalizer for a CLI that speaks `dialect`.
+    pub fn with_dialect(dialect: &'static Dialect) -> Self {
+        ClaudeNormalizer {
+            dialect,
+            session_id: None,
+            emitted_session_id: None,
+            message: MessageFill::default(),
+            usage: Usage0::default(),
+            streaming: false,
+            api_error: None,
+        }
+    }
+
+    /// `text` without an API error the dialect reports as text; the error is recorded.
+    fn strip_api_error<'t>(&mut self, text: &'t str) -> &'t str {
+        let Some(marker) = self.dialect.api_error_marker else {
+            return text;
+        };
+        let Some(at) = text.find(marker) else {
+            return text;
+        };
+        if self.api_error.is_none() {
+            let error = text[at..].trim();
+            let error = error.strip_prefix('[').unwrap_or(error);
+            let error = error.strip_suffix(']').unwrap_or(error);
+            self.api_error = Some(error.to_string());
+        }
+        &text[..at]
     }
 
     fn note_session(&mut self, line: &Value, out: &mut Vec<Event>) {
@@ -253,6 +336,7 @@ impl ClaudeNormalizer {
         };
         match str_at(event, "type") {
             Some("message_start") => {
+                self.streaming = true;
                 let message = event.get("message");
                 self.start_message(message.and_then(|m| str_at(m, "id")));
                 if let Some(usage) = message.and_then(|m| m.get("usage")) {
@@ -270,7 +354,8 @@ impl ClaudeNormalizer {
                 };
                 match str_at(delta, "type") {
                     Some("text_delta") => {
-                        if let Some(text) = str_at(delta, "text").filter(|t| !t.is_empty()) {
+                        let text = str_at(delta, "text").map(|t| self.strip_api_error(t));
+                        if let Some(text) = text.filter(|t| !t.is_empty()) {
                             self.message.text_streamed.push(text);
                             out.push(Event::TextDelta { text: text.into() });
                         }
@@ -315,7 +400,8 @@ impl ClaudeNormalizer {
             return;
         }
         let id = str_at(message, "id");
-        if id.is_some() && id != self.message.id.as_deref() {
+        let new_message = !(self.dialect.ids_per_block && self.streaming);
+        if new_message && id.is_some() && id != self.message.id.as_deref() {
             // A message that was not streamed (the CLI's non-streaming retry): new segment.
             self.start_message(id);
             out.push(Event::BlockReset);
@@ -335,6 +421,7 @@ impl ClaudeNormalizer {
             match str_at(block, "type") {
                 Some("text") => {
                     let text = str_at(block, "text").unwrap_or_default();
+                    let text = self.strip_api_error(text);
                     let fill = &mut self.message;
                     fill.text_snapshot.push_str(text);
                     fill_tail(
@@ -360,8 +447,8 @@ impl ClaudeNormalizer {
                     let input = block.get("input").cloned().unwrap_or(Value::Null);
                     out.push(Event::ToolUse(ToolUse {
                         id: str_at(block, "id").unwrap_or_default().to_string(),
-                        kind: tool_kind(&name),
-                        diff: tool_diff(&name, &input),
+                        kind: (self.dialect.tool_kind)(&name),
+                        diff: (self.dialect.tool_diff)(&name, &input),
                         name,
                         input,
                     }));
@@ -434,23 +521,32 @@ impl ClaudeNormalizer {
             .unwrap_or(false)
             || str_at(line, "subtype").is_some_and(|s| s != "success");
         let text = str_at(line, "result").filter(|t| !t.is_empty());
-        if is_error {
-            let errors: Vec<&str> = line
-                .get("errors")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            let message = text
-                .map(str::to_string)
-                .or_else(|| (!errors.is_empty()).then(|| errors.join("\n")))
-                .unwrap_or_else(|| {
-                    format!(
-                        "Claude Code reported an error ({})",
-                        str_at(line, "subtype").unwrap_or("unknown")
-                    )
-                });
+        if let Some(text) = text {
+            self.strip_api_error(text);
+        }
+        // An API error reported as text comes with `is_error:false` (and exit 0): still a
+        // failure.
+        let failure = self.api_error.take().or_else(|| {
+            is_error.then(|| {
+                let errors: Vec<&str> = line
+                    .get("errors")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                text.map(str::to_string)
+                    .or_else(|| (!errors.is_empty()).then(|| errors.join("\n")))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "{} reported an error ({})",
+                            self.dialect.display_name,
+                            str_at(line, "subtype").unwrap_or("unknown")
+                        )
+                    })
+            })
+        });
+        if let Some(message) = failure {
             out.push(Event::error(ErrorCode::Provider, message.clone()));
             out.push(Event::TurnEnd(TurnEnd {
                 success: false,
@@ -485,7 +581,10 @@ impl Normalizer for ClaudeNormalizer {
                 let shown: String = trimmed.chars().take(200).collect();
                 out.push(Event::warning(
                     "unparsed_line",
-                    format!("claude printed a line that is not a JSON event: {shown}"),
+                    format!(
+                        "{} printed a line that is not a JSON event: {shown}",
+                        self.dialect.cli
+                    ),
                 ));
                 return;
             }
@@ -591,6 +690,76 @@ mod tests {
             r#"{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}},"parent_tool_use_id":"toolu_1"}"#,
         ]);
         assert!(events.is_empty(), "{events:?}");
+    }
+
+    const PER_BLOCK: Dialect = Dialect {
+        cli: "x",
+        display_name: "X",
+        tool_kind,
+        tool_diff,
+        ids_per_block: true,
+        api_error_marker: Some("[API Error: "),
+    };
+
+    fn run_dialect(lines: &[&str]) -> Vec<Event> {
+        let mut normalizer = ClaudeNormalizer::with_dialect(&PER_BLOCK);
+        let mut out = Vec::new();
+        for line in lines {
+            normalizer.line(line, &mut out);
+        }
+        out
+    }
+
+    fn text_of(events: &[Event]) -> String {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TextDelta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_api_error_reported_as_streamed_text_fails_the_turn_and_is_not_shown() {
+        let events = run_dialect(&[
+            r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello "}},"parent_tool_use_id":null}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"[API Error: boom]"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"assistant","message":{"id":"b1","content":[{"type":"text","text":"Hello [API Error: boom]"}]},"parent_tool_use_id":null}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"Hello [API Error: boom]"}"#,
+        ]);
+        assert_eq!(text_of(&events), "Hello ");
+        let Some(Event::TurnEnd(end)) = events.last() else {
+            panic!("no turn end: {events:?}");
+        };
+        assert!(!end.success);
+        assert_eq!(end.error.as_deref(), Some("API Error: boom"));
+    }
+
+    #[test]
+    fn per_block_ids_do_not_restart_a_streamed_message() {
+        let streamed = run_dialect(&[
+            r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}},"parent_tool_use_id":null}"#,
+            r#"{"type":"assistant","message":{"id":"b2","content":[{"type":"text","text":"Hi"}]},"parent_tool_use_id":null}"#,
+        ]);
+        assert_eq!(text_of(&streamed), "Hi");
+        // Claude's rule for the same lines: a new id is an unstreamed message, shown again.
+        assert_eq!(
+            text_of(&run(&[
+                r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1"}},"parent_tool_use_id":null}"#,
+                r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}},"parent_tool_use_id":null}"#,
+                r#"{"type":"assistant","message":{"id":"b2","content":[{"type":"text","text":"Hi"}]},"parent_tool_use_id":null}"#,
+            ])),
+            "HiHi"
+        );
+        // Without partial messages every block is shown from its snapshot.
+        let whole = run_dialect(&[
+            r#"{"type":"assistant","message":{"id":"b1","content":[{"type":"text","text":"One."}]},"parent_tool_use_id":null}"#,
+            r#"{"type":"assistant","message":{"id":"b2","content":[{"type":"text","text":"Two."}]},"parent_tool_use_id":null}"#,
+        ]);
+        assert_eq!(text_of(&whole), "One.Two.");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! GitHub Copilot CLI, over ACP (`copilot --acp --stdio`).
+//! GitHub Copilot CLI, over ACP (`copilot --acp --stdio`, the default transport) or its
+//! one-shot JSONL mode (`--transport json`, [`json`]).
 //!
 //! Tested with `@github/copilot` 1.0.102 in BYOK offline mode (`COPILOT_OFFLINE=true`,
 //! `COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_TYPE=openai`) against the project's mock
@@ -19,11 +20,23 @@
 //!   statuses and such a final `Error:` chunk into the turn's error.
 //!
 //! `baseUrl` → `COPILOT_PROVIDER_BASE_URL`, `apiKey` → `COPILOT_PROVIDER_API_KEY`.
+//!
+//! The `json` transport runs `copilot --output-format json` once per turn ([`json`],
+//! normalized by [`normalize::CopilotNormalizer`]); it cannot ask for approvals, so the
+//! permission mode becomes allow/deny rules, with a `permission_mode` warning where that
+//! differs from the request.
 
 #![deny(missing_docs)]
 
+pub mod json;
+pub mod normalize;
+
+use std::sync::Arc;
+
 use bridge_acp::normalize::TextNotices;
+use bridge_acp::one_shot::OneShotChannel;
 use bridge_acp::{AcpChannel, AcpProvider};
+use bridge_core::channel::Transports;
 use permission_mapper::PermissionMode as M;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
 
@@ -69,7 +82,8 @@ pub const PROVIDER: AcpProvider = AcpProvider {
     ..AcpProvider::new(PROBE)
 };
 
-/// The Copilot channel.
-pub fn channel() -> AcpChannel {
-    AcpChannel::new(&PROVIDER)
+/// The Copilot channel: `acp` (default) and `json`.
+pub fn channel() -> Transports {
+    Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
+        .with("json", Arc::new(OneShotChannel::new(&json::ONE_SHOT)))
 }

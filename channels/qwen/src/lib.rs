@@ -1,4 +1,5 @@
-//! Qwen Code, over ACP (`qwen --acp`).
+//! Qwen Code, over ACP (`qwen --acp`, the default transport) or its one-shot stream-json
+//! mode (`--transport json`, [`json`]).
 //!
 //! Tested with `@qwen-code/qwen-code` 0.15.10 (the newest release that runs on Node 20) against
 //! the project's mock OpenAI Chat Completions API (facts:
@@ -17,10 +18,20 @@
 //!   `proceed_always_user`); "allow for the session" picks the first (project).
 //!
 //! `baseUrl` → `OPENAI_BASE_URL`, `apiKey` → `OPENAI_API_KEY` (the `openai` auth type).
+//!
+//! The `json` transport runs `qwen --output-format stream-json` once per turn: Claude-shaped
+//! output through the Claude normalizer ([`json::DIALECT`]), no interactive approvals (the
+//! permission mode's headless policy applies, with a `permission_mode` warning).
 
 #![deny(missing_docs)]
 
+pub mod json;
+
+use std::sync::Arc;
+
+use bridge_acp::one_shot::OneShotChannel;
 use bridge_acp::{AcpChannel, AcpProvider};
+use bridge_core::channel::Transports;
 use permission_mapper::PermissionMode as M;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
 
@@ -61,7 +72,8 @@ pub const PROVIDER: AcpProvider = AcpProvider {
     ..AcpProvider::new(PROBE)
 };
 
-/// The Qwen channel.
-pub fn channel() -> AcpChannel {
-    AcpChannel::new(&PROVIDER)
+/// The Qwen channel: `acp` (default) and `json`.
+pub fn channel() -> Transports {
+    Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
+        .with("json", Arc::new(OneShotChannel::new(&json::ONE_SHOT)))
 }
