@@ -39,6 +39,12 @@ fn resume_sees_the_earlier_turn() {
     common::acp::resume_sees_the_earlier_turn(P);
 }
 
+/// Qwen Code answers `session/load` of an unknown id with a fresh session; the bridge must not.
+#[test]
+fn an_unknown_session_is_an_error() {
+    unknown_session_is_an_error(P);
+}
+
 #[test]
 fn interrupt_during_a_slow_stream_leaves_no_process() {
     interrupt_during_slow_stream(P);
