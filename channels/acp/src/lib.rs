@@ -10,8 +10,6 @@
 //!   turn, `session/cancel` on interrupt, approvals through the turn's permission broker;
 //! * [`normalize`]: the pure `session/update` → [`Event`] mapping (snapshot-tested on captures);
 //! * [`permission`]: unified decisions → the agent's option ids, and each mode's policy;
-//! * [`one_shot`]: a provider's second transport, its CLI's one-shot JSON print mode
-//!   ([`one_shot::OneShot`] + [`one_shot::OneShotChannel`]);
 //! * [`AcpProvider`] + [`AcpChannel`]: what a provider crate declares (argv, env, modes, auth,
 //!   tested version) and the [`Channel`] built from it. A provider crate is data:
 //!
@@ -40,7 +38,6 @@
 #![deny(missing_docs)]
 
 pub mod normalize;
-pub mod one_shot;
 pub mod permission;
 pub mod rpc;
 pub mod session;

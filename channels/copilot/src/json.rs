@@ -25,7 +25,7 @@
 
 use std::path::PathBuf;
 
-use bridge_acp::one_shot::{OneShot, OneShotTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
 use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::{Attachment, Request};
@@ -40,17 +40,14 @@ pub const REASONING_EFFORTS: &[&str] =
     &["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// The `json` transport's declaration.
-pub const ONE_SHOT: OneShot = OneShot {
-    probe: crate::PROBE,
-    build: build_turn,
-};
+pub const ONE_SHOT: OneShot = OneShot::new(crate::PROBE, build_turn);
 
 /// [`build_turn_with_session`] with a fresh session id for a new conversation.
 pub fn build_turn(
     program: PathBuf,
     request: &Request,
     env: &ProbeEnv,
-) -> Result<OneShotTurn, String> {
+) -> Result<OneShotTurn, BuildError> {
     build_turn_with_session(program, request, env, &uuid::Uuid::new_v4().to_string())
 }
 
@@ -61,7 +58,7 @@ pub fn build_turn_with_session(
     request: &Request,
     env: &ProbeEnv,
     new_session: &str,
-) -> Result<OneShotTurn, String> {
+) -> Result<OneShotTurn, BuildError> {
     let mut warnings = Vec::new();
     let mut command = CommandSpec::new(program);
     for arg in ["--output-format", "json", "--no-ask-user"] {
@@ -163,6 +160,7 @@ pub fn build_turn_with_session(
         turn,
         normalizer: Box::new(CopilotNormalizer::with_session(session)),
         warnings,
+        scratch: None,
     })
 }
 

@@ -34,7 +34,7 @@ pub mod normalize;
 use std::sync::Arc;
 
 use bridge_acp::normalize::TextNotices;
-use bridge_acp::one_shot::OneShotChannel;
+use bridge_jsonl::OneShotChannel;
 use bridge_acp::{AcpChannel, AcpProvider};
 use bridge_core::channel::Transports;
 use permission_mapper::PermissionMode as M;

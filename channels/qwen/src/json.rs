@@ -25,7 +25,7 @@
 
 use std::path::PathBuf;
 
-use bridge_acp::one_shot::{OneShot, OneShotTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
 use bridge_channel_claude::normalize::{self as claude, ClaudeNormalizer, Dialect};
 use bridge_core::event::{Event, FileDiff, ToolKind};
 use bridge_core::process::{CommandSpec, StdinMode};
@@ -80,17 +80,14 @@ pub const DIALECT: Dialect = Dialect {
 };
 
 /// The `json` transport's declaration.
-pub const ONE_SHOT: OneShot = OneShot {
-    probe: crate::PROBE,
-    build: build_turn,
-};
+pub const ONE_SHOT: OneShot = OneShot::new(crate::PROBE, build_turn);
 
 /// Builds the process for one turn, plus warnings about what could not be honoured exactly.
 pub fn build_turn(
     program: PathBuf,
     request: &Request,
     env: &ProbeEnv,
-) -> Result<OneShotTurn, String> {
+) -> Result<OneShotTurn, BuildError> {
     let mut warnings = Vec::new();
     let mut command = CommandSpec::new(program);
     for arg in [
@@ -162,6 +159,7 @@ pub fn build_turn(
         turn,
         normalizer: Box::new(ClaudeNormalizer::with_dialect(&DIALECT)),
         warnings,
+        scratch: None,
     })
 }
 

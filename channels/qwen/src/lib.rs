@@ -29,7 +29,7 @@ pub mod json;
 
 use std::sync::Arc;
 
-use bridge_acp::one_shot::OneShotChannel;
+use bridge_jsonl::OneShotChannel;
 use bridge_acp::{AcpChannel, AcpProvider};
 use bridge_core::channel::Transports;
 use permission_mapper::PermissionMode as M;

@@ -1,0 +1,251 @@
+//! The JSONL-stream engine: a CLI run once per turn that prints one JSON event per line (pi,
+//! oh-my-pi, the community Grok CLI, and the one-shot JSON print modes of qwen, copilot, gemini,
+//! opencode and kimi, which are those providers' `json` transport).
+//!
+//! A provider declares a [`OneShot`]: where its CLI is ([`sdk_probe::ProbeSpec`], or its own
+//! lookup) and how to build a turn ([`OneShot::build`]: argv, env, stdin, and the pure
+//! normalizer of its output). [`OneShotChannel`] does the rest the same way for every provider:
+//! locate the CLI (a missing CLI fails the turn with the install hint), emit the build's
+//! warnings, check the version in the background, run the turn through
+//! [`bridge_core::turn::run_process_turn`] (deadlines, interrupt, process group, exit codes that
+//! lie are the normalizer's `finish`).
+//!
+//! A one-shot mode cannot ask the client for approvals: the provider's build maps the requested
+//! permission mode to the CLI's flags and warns (`permission_mode`) when the CLI cannot honour
+//! it.
+//!
+//! ```
+//! use bridge_core::channel::Channel;
+//! use bridge_core::event::Event;
+//! use bridge_core::process::{CommandSpec, StdinMode};
+//! use bridge_core::turn::{CloseStdin, Normalizer, ProcessTurn};
+//! use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn};
+//!
+//! /// `{"text": "…"}` lines; the exit status decides (a real normalizer checks the stream too).
+//! #[derive(Default)]
+//! struct Lines;
+//! impl Normalizer for Lines {
+//!     fn line(&mut self, line: &str, out: &mut Vec<Event>) {
+//!         if let Some(text) = line.strip_prefix(r#"{"text":""#).and_then(|t| t.strip_suffix(r#""}"#)) {
+//!             out.push(Event::TextDelta { text: text.to_string() });
+//!         }
+//!     }
+//!     fn session_id(&self) -> Option<String> {
+//!         None
+//!     }
+//! }
+//!
+//! const PROBE: sdk_probe::ProbeSpec = sdk_probe::ProbeSpec {
+//!     install_hint: "npm i -g my-agent",
+//!     ..sdk_probe::ProbeSpec::new("mine", "My Agent", &["my-agent"])
+//! };
+//!
+//! fn build(
+//!     program: std::path::PathBuf,
+//!     request: &bridge_core::request::Request,
+//!     _env: &sdk_probe::ProbeEnv,
+//! ) -> Result<OneShotTurn, BuildError> {
+//!     let mut command = CommandSpec::new(program);
+//!     command.arg("--print").arg("--json");
+//!     command.stdin = StdinMode::Piped;
+//!     let turn = ProcessTurn {
+//!         provider: "mine".into(),
+//!         command,
+//!         stdin_payload: request.message.clone().into_bytes(),
+//!         close_stdin: CloseStdin::AfterPayload,
+//!         interrupt_payload: None,
+//!         responder: None,
+//!     };
+//!     Ok(OneShotTurn::new(turn, Box::new(Lines)))
+//! }
+//!
+//! static MINE: OneShot = OneShot::new(PROBE, build);
+//! let channel = OneShotChannel::new(&MINE);
+//! assert_eq!(channel.id(), "mine");
+//! ```
+
+#![deny(missing_docs)]
+
+use std::path::PathBuf;
+
+use bridge_core::channel::Channel;
+use bridge_core::event::{ErrorCode, ErrorInfo, Event};
+use bridge_core::request::Request;
+use bridge_core::turn::{Normalizer, ProcessTurn, TurnContext, run_process_turn};
+use futures_util::future::BoxFuture;
+use sdk_probe::{Located, ProbeEnv, ProbeSpec};
+
+/// A built turn.
+pub struct OneShotTurn {
+    /// The process to run.
+    pub turn: ProcessTurn,
+    /// The normalizer of its output.
+    pub normalizer: Box<dyn Normalizer>,
+    /// What could not be honoured exactly (emitted before the turn).
+    pub warnings: Vec<Event>,
+    /// A private directory the turn's files live in (attachments, prompts), removed when the
+    /// turn ends.
+    pub scratch: Option<tempfile::TempDir>,
+}
+
+impl OneShotTurn {
+    /// A turn without warnings or scratch files.
+    pub fn new(turn: ProcessTurn, normalizer: Box<dyn Normalizer>) -> Self {
+        OneShotTurn {
+            turn,
+            normalizer,
+            warnings: Vec::new(),
+            scratch: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for OneShotTurn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OneShotTurn")
+            .field("turn", &self.turn)
+            .field("warnings", &self.warnings)
+            .field("scratch", &self.scratch)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a turn could not be built; it fails the turn with this code and message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct BuildError {
+    /// [`ErrorCode::InvalidRequest`] for a request the CLI cannot run, or another code (for
+    /// example [`ErrorCode::CliNotFound`] for a missing runtime).
+    pub code: ErrorCode,
+    /// What to fix.
+    pub message: String,
+}
+
+impl BuildError {
+    /// A request the CLI cannot run.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        BuildError {
+            code: ErrorCode::InvalidRequest,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<String> for BuildError {
+    fn from(message: String) -> Self {
+        BuildError::invalid(message)
+    }
+}
+
+/// Builds one turn of the CLI at `program` for a request (`env` is the bridge's environment).
+pub type BuildTurn = fn(PathBuf, &Request, &ProbeEnv) -> Result<OneShotTurn, BuildError>;
+
+/// Finds the CLI (the error names the package that installs it).
+pub type LocateCli = fn(&ProbeSpec, &ProbeEnv) -> Result<Located, String>;
+
+/// What a provider declares about its JSONL CLI.
+#[derive(Debug, Clone, Copy)]
+pub struct OneShot {
+    /// Binary lookup, tested versions, install hint.
+    pub probe: ProbeSpec,
+    /// Finds the binary ([`sdk_probe::locate`] unless the provider needs more).
+    pub locate: LocateCli,
+    /// Builds a turn.
+    pub build: BuildTurn,
+}
+
+impl OneShot {
+    /// A CLI found by [`sdk_probe::locate`] from `probe`, whose turns `build` makes.
+    pub const fn new(probe: ProbeSpec, build: BuildTurn) -> Self {
+        OneShot {
+            probe,
+            locate: sdk_probe::locate,
+            build,
+        }
+    }
+}
+
+/// The [`Channel`] of a [`OneShot`] declaration.
+#[derive(Debug, Clone, Copy)]
+pub struct OneShotChannel {
+    spec: &'static OneShot,
+}
+
+impl OneShotChannel {
+    /// The channel of `spec`.
+    pub const fn new(spec: &'static OneShot) -> Self {
+        OneShotChannel { spec }
+    }
+
+    /// Its declaration.
+    pub fn spec(&self) -> &'static OneShot {
+        self.spec
+    }
+}
+
+/// Warns (in the background, never delaying the turn) when the CLI at `program` is outside the
+/// tested range of `probe`; the version comes from the cache `bridge system status` keeps.
+pub fn spawn_version_check(probe: ProbeSpec, program: PathBuf, ctx: TurnContext) {
+    tokio::spawn(async move {
+        let env = ProbeEnv::from_process();
+        let timeout = std::time::Duration::from_secs(5);
+        if let Some(message) =
+            sdk_probe::untested_version_warning(&probe, &program, &env, timeout).await
+        {
+            ctx.emit(Event::warning("untested_version", message)).await;
+        }
+    });
+}
+
+impl Channel for OneShotChannel {
+    fn id(&self) -> &'static str {
+        self.spec.probe.id
+    }
+
+    fn display_name(&self) -> &'static str {
+        self.spec.probe.display_name
+    }
+
+    fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
+        let spec = self.spec;
+        Box::pin(async move {
+            let env = ProbeEnv::from_process();
+            let fail = |code, message| ErrorInfo {
+                code,
+                message,
+                stderr_tail: None,
+            };
+            let located = match (spec.locate)(&spec.probe, &env) {
+                Ok(located) => located,
+                Err(message) => {
+                    let info = fail(ErrorCode::CliNotFound, message);
+                    ctx.fail(info, request.session_id.clone()).await;
+                    return;
+                }
+            };
+            for warning in located.warnings {
+                ctx.emit(Event::warning("cli_path", warning)).await;
+            }
+            // A binary named through an env override is the user's choice: not second-guessed.
+            let explicit = matches!(located.resolved.source, sdk_probe::Source::Env { .. });
+            let program = located.resolved.path;
+            let built = match (spec.build)(program.clone(), &request, &env) {
+                Ok(built) => built,
+                Err(error) => {
+                    let info = fail(error.code, error.message);
+                    ctx.fail(info, request.session_id.clone()).await;
+                    return;
+                }
+            };
+            for warning in built.warnings {
+                ctx.emit(warning).await;
+            }
+            if !explicit {
+                spawn_version_check(spec.probe, program, ctx.clone());
+            }
+            run_process_turn(built.turn, built.normalizer, ctx).await;
+            // The scratch files outlive the process.
+            drop(built.scratch);
+        })
+    }
+}
