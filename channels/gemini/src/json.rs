@@ -414,7 +414,14 @@ impl Normalizer for GeminiJsonNormalizer {
         } else if line.starts_with(RESUME_ERROR_PREFIX) || line.starts_with(UNTRUSTED_PREFIX) {
             // Only the first reason: the lines after it are advice the stderr tail keeps.
             if self.turn.error_message().is_none() {
-                self.turn.error(format!("Gemini CLI: {line}"));
+                // "No previous sessions found for this project." does not name the id.
+                let message = match (&self.session_id, line.starts_with(RESUME_ERROR_PREFIX)) {
+                    (Some(id), true) if !self.announced_session => {
+                        format!("Gemini CLI cannot resume session {id}: {line}")
+                    }
+                    _ => format!("Gemini CLI: {line}"),
+                };
+                self.turn.error(message);
             }
         }
     }
@@ -561,7 +568,9 @@ mod tests {
         assert_eq!(end.session_id.as_deref(), Some("0000-1"));
         assert_eq!(
             end.error.as_deref(),
-            Some("Gemini CLI: Error resuming session: Invalid session identifier \"0000-1\".")
+            Some(
+                "Gemini CLI cannot resume session 0000-1: Error resuming session: Invalid session identifier \"0000-1\"."
+            )
         );
     }
 
