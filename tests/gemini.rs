@@ -146,6 +146,14 @@ fn an_unknown_session_is_an_error_naming_it() {
 // ---------------------------------------------------------------------------------------------
 // The json transport.
 
+/// One turn on the json transport with its own mock and sandbox.
+fn json_turn(request: Value, extra: &[&str]) -> (String, Sandbox) {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let out = run(P.json(), &sandbox, &mock, request, extra);
+    (out, sandbox)
+}
+
 #[test]
 fn json_text_streams_in_both_formats() {
     text_in_both_formats(P.json());
@@ -154,15 +162,7 @@ fn json_text_streams_in_both_formats() {
 /// Headless Gemini prints no thoughts: the answer streams, and no thinking is made up.
 #[test]
 fn json_thinking_scenario_gives_the_answer_without_thoughts() {
-    let mock = Mock::start();
-    let sandbox = Sandbox::new();
-    let out = run(
-        P.json(),
-        &sandbox,
-        &mock,
-        json!({"message": "MOCK:thinking think first"}),
-        &[],
-    );
+    let (out, sandbox) = json_turn(json!({"message": "MOCK:thinking think first"}), &[]);
     assert_eq!(final_line(&out)["success"], true, "{out}");
     assert_eq!(content_text(&out), mock_llm::scenario::AFTER_THINKING_TEXT);
     assert!(!out.contains("[THINKING_DELTA]"), "{out}");
@@ -186,12 +186,7 @@ fn json_http_401_is_surfaced() {
 /// success.
 #[test]
 fn json_a_cli_that_exits_zero_after_an_api_error_is_not_a_success() {
-    let mock = Mock::start();
-    let sandbox = Sandbox::new();
-    let out = run(
-        P.json(),
-        &sandbox,
-        &mock,
+    let (out, _) = json_turn(
         json!({"message": "MOCK:midstream hi"}),
         &["--format", "jsonl"],
     );
@@ -210,16 +205,10 @@ fn json_a_cli_that_exits_zero_after_an_api_error_is_not_a_success() {
 }
 
 fn danger(mode: &str) -> (String, Sandbox) {
-    let mock = Mock::start();
-    let sandbox = Sandbox::new();
-    let out = run(
-        P.json(),
-        &sandbox,
-        &mock,
+    json_turn(
         json!({"message": "MOCK:danger make a file", "permissionMode": mode}),
         &["--format", "jsonl"],
-    );
-    (out, sandbox)
+    )
 }
 
 /// yolo: the command runs without asking.

@@ -111,15 +111,7 @@ pub fn build_turn(program: PathBuf, request: &Request) -> HeadlessLaunch {
             ),
         ));
     }
-    let mut prompt = request.message.clone();
-    if let Some(agent) = request
-        .agent_prompt
-        .as_deref()
-        .filter(|p| !p.trim().is_empty())
-    {
-        prompt.push_str("\n\n## Agent Role and Instructions\n\n");
-        prompt.push_str(agent);
-    }
+    let prompt = request.message_with_agent_prompt();
     command.cwd = request.cwd.clone();
     command.stdin = StdinMode::Piped;
     HeadlessLaunch {

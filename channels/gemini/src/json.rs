@@ -46,9 +46,6 @@ use bridge_core::normalize::ExitTurn;
 use bridge_core::turn::Normalizer;
 use serde_json::{Map, Value, json};
 
-/// How many non-JSON stdout lines are reported as warnings.
-const PLAIN_LINE_WARNINGS: usize = 5;
-
 /// What the CLI prints on stderr (exit 41) when `GOOGLE_GEMINI_BASE_URL` is set and no auth
 /// type is configured: it then picks the `gateway` type, which headless mode rejects.
 pub const AUTH_TYPE_ERROR: &str = "Invalid auth method selected.";
@@ -78,7 +75,6 @@ pub struct GeminiJsonNormalizer {
     any_text: bool,
     /// Error-severity `error` lines: they fail the turn whatever `result` says.
     stream_error: Option<String>,
-    plain_warnings: usize,
     ended: bool,
 }
 
@@ -329,15 +325,7 @@ impl Normalizer for GeminiJsonNormalizer {
         let value: Value = match serde_json::from_str(line) {
             Ok(value @ Value::Object(_)) => value,
             _ => {
-                self.turn.plain_line(line);
-                if self.plain_warnings < PLAIN_LINE_WARNINGS && !line.trim().is_empty() {
-                    self.plain_warnings += 1;
-                    let shown: String = line.trim().chars().take(300).collect();
-                    out.push(Event::warning(
-                        "unparsed_line",
-                        format!("gemini printed a line that is not JSON: {shown}"),
-                    ));
-                }
+                self.turn.unparsed_line("gemini", line, out);
                 return;
             }
         };
