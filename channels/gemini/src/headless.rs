@@ -5,8 +5,9 @@
 //!        [--model <m>] [--resume <sessionId>]          < prompt (stdin, closed after it)
 //! ```
 //!
-//! * the prompt goes over stdin (the CLI reads up to 8 MiB there and appends `--prompt`, which
-//!   is empty: it only makes the run headless whatever stdin is);
+//! * the prompt goes over stdin (the CLI appends `--prompt`, which is empty: it only makes the
+//!   run headless whatever stdin is); the CLI cuts stdin at 8 MiB without failing, so a longer
+//!   prompt is refused ([`MAX_PROMPT_BYTES`]);
 //! * `--skip-trust`: headless Gemini refuses an untrusted folder (exit 55), and the request's
 //!   `cwd` is the folder the client opened; it also means the folder's own `.gemini` settings
 //!   apply for the turn, as they do for a trusted folder;
@@ -52,6 +53,10 @@ pub const BASE_URL_ENV: &str = "GOOGLE_GEMINI_BASE_URL";
 /// The variable that receives the request's `apiKey`.
 pub const API_KEY_ENV: &str = "GEMINI_API_KEY";
 
+/// The most the CLI reads from stdin (8 MiB); it silently cuts a longer prompt, so the bridge
+/// refuses one instead.
+pub const MAX_PROMPT_BYTES: usize = 8 * 1024 * 1024;
+
 /// A built turn: the process, and the warnings to emit before it runs.
 #[derive(Debug)]
 pub struct HeadlessLaunch {
@@ -61,8 +66,9 @@ pub struct HeadlessLaunch {
     pub warnings: Vec<Event>,
 }
 
-/// Builds the `gemini` process for one headless turn of `request`.
-pub fn build_turn(program: PathBuf, request: &Request) -> HeadlessLaunch {
+/// Builds the `gemini` process for one headless turn of `request`; `Err` (what to fix) for a
+/// prompt the CLI would cut.
+pub fn build_turn(program: PathBuf, request: &Request) -> Result<HeadlessLaunch, String> {
     let mut warnings = Vec::new();
     let mut command = CommandSpec::new(program);
     for arg in BASE_ARGS {
@@ -112,9 +118,15 @@ pub fn build_turn(program: PathBuf, request: &Request) -> HeadlessLaunch {
         ));
     }
     let prompt = request.message_with_agent_prompt();
+    if prompt.len() > MAX_PROMPT_BYTES {
+        return Err(format!(
+            "the prompt is {} bytes; Gemini CLI reads at most {MAX_PROMPT_BYTES} bytes of prompt in headless mode (the acp transport has no such limit)",
+            prompt.len()
+        ));
+    }
     command.cwd = request.cwd.clone();
     command.stdin = StdinMode::Piped;
-    HeadlessLaunch {
+    Ok(HeadlessLaunch {
         turn: ProcessTurn {
             provider: ID.into(),
             command,
@@ -124,7 +136,7 @@ pub fn build_turn(program: PathBuf, request: &Request) -> HeadlessLaunch {
             responder: None,
         },
         warnings,
-    }
+    })
 }
 
 /// The gemini `json` transport.
@@ -158,7 +170,18 @@ impl Channel for HeadlessChannel {
             for warning in located.warnings {
                 ctx.emit(Event::warning("cli_path", warning)).await;
             }
-            let launch = build_turn(located.resolved.path, &request);
+            let launch = match build_turn(located.resolved.path, &request) {
+                Ok(launch) => launch,
+                Err(message) => {
+                    let info = ErrorInfo {
+                        code: ErrorCode::InvalidRequest,
+                        message,
+                        stderr_tail: None,
+                    };
+                    ctx.fail(info, request.session_id.clone()).await;
+                    return;
+                }
+            };
             for warning in launch.warnings {
                 ctx.emit(warning).await;
             }
@@ -176,7 +199,7 @@ mod tests {
 
     fn build(request: serde_json::Value) -> (Vec<String>, HeadlessLaunch) {
         let request = Request::from_value(request).unwrap();
-        let launch = build_turn("/opt/gemini".into(), &request);
+        let launch = build_turn("/opt/gemini".into(), &request).unwrap();
         let args = launch
             .turn
             .command
@@ -254,6 +277,15 @@ mod tests {
         assert!(env.contains(&(BASE_URL_ENV.into(), "http://127.0.0.1:9".into())));
         assert!(env.contains(&(API_KEY_ENV.into(), "canary-secret".into())));
         assert!(warning_codes(&launch).is_empty());
+    }
+
+    #[test]
+    fn a_prompt_the_cli_would_cut_is_refused() {
+        let request = Request::from_prompt("x".repeat(MAX_PROMPT_BYTES + 1));
+        let error = build_turn("/opt/gemini".into(), &request).unwrap_err();
+        assert!(error.contains("8388608"), "{error}");
+        let request = Request::from_prompt("x".repeat(MAX_PROMPT_BYTES));
+        assert!(build_turn("/opt/gemini".into(), &request).is_ok());
     }
 
     #[test]
