@@ -55,6 +55,7 @@ pub struct ExitTurn {
     result: Option<String>,
     error: Option<String>,
     plain: PlainLines,
+    unparsed_warnings: usize,
 }
 
 impl ExitTurn {
@@ -103,6 +104,37 @@ impl ExitTurn {
     pub fn plain_line(&mut self, line: &str) {
         self.plain.push(line);
     }
+
+    /// A stdout line that is not one of the CLI's JSON objects: kept like
+    /// [`ExitTurn::plain_line`], and pushed to `out` as an `unparsed_line` warning naming
+    /// `provider` (the first [`ExitTurn::UNPARSED_LINE_WARNINGS`] non-blank ones; the rest are
+    /// only kept for the error message).
+    ///
+    /// ```
+    /// use bridge_core::normalize::ExitTurn;
+    /// let mut turn = ExitTurn::new();
+    /// let mut out = Vec::new();
+    /// for _ in 0..10 {
+    ///     turn.unparsed_line("pi", "Aborted.", &mut out);
+    /// }
+    /// assert_eq!(out.len(), ExitTurn::UNPARSED_LINE_WARNINGS);
+    /// assert_eq!(turn.plain_lines().lines().len(), 10);
+    /// ```
+    pub fn unparsed_line(&mut self, provider: &str, line: &str, out: &mut Vec<Event>) {
+        self.plain.push(line);
+        let shown = line.trim();
+        if self.unparsed_warnings < Self::UNPARSED_LINE_WARNINGS && !shown.is_empty() {
+            self.unparsed_warnings += 1;
+            let shown: String = shown.chars().take(300).collect();
+            out.push(Event::warning(
+                "unparsed_line",
+                format!("{provider} printed a line that is not JSON: {shown}"),
+            ));
+        }
+    }
+
+    /// How many non-JSON lines [`ExitTurn::unparsed_line`] reports as warnings.
+    pub const UNPARSED_LINE_WARNINGS: usize = 5;
 
     /// The plain-text lines kept so far.
     pub fn plain_lines(&self) -> &PlainLines {

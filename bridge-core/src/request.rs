@@ -266,6 +266,34 @@ impl Request {
         }
     }
 
+    /// The message followed by the `agentPrompt` under a heading, for CLIs that take one text
+    /// prompt and have no system-prompt option.
+    ///
+    /// ```
+    /// use bridge_core::request::Request;
+    /// let request = Request {
+    ///     agent_prompt: Some("Be brief.".into()),
+    ///     ..Request::from_prompt("hi")
+    /// };
+    /// assert_eq!(
+    ///     request.message_with_agent_prompt(),
+    ///     "hi\n\n## Agent Role and Instructions\n\nBe brief."
+    /// );
+    /// assert_eq!(Request::from_prompt("hi").message_with_agent_prompt(), "hi");
+    /// ```
+    pub fn message_with_agent_prompt(&self) -> String {
+        let mut message = self.message.clone();
+        if let Some(prompt) = self
+            .agent_prompt
+            .as_deref()
+            .filter(|p| !p.trim().is_empty())
+        {
+            message.push_str("\n\n## Agent Role and Instructions\n\n");
+            message.push_str(prompt);
+        }
+        message
+    }
+
     /// Parses one request JSON object. Unknown fields are kept in [`Request::extra`].
     pub fn from_json(bytes: &[u8]) -> Result<Request, RequestError> {
         if bytes.iter().all(u8::is_ascii_whitespace) {

@@ -11,7 +11,7 @@
 //!    ([`UnifiedMode`]: default, sandbox, yolo) plus an optional [`ModeAlias`], exactly as the
 //!    reference's `normalizeUnifiedMode` table.
 //! 3. **Map** to a provider ([`claude`], [`codex`], [`pi`], [`omp`], [`grok_cli`], and the
-//!    one-shot JSON modes of [`qwen`] and [`copilot`]): `to_provider`
+//!    one-shot JSON modes of [`gemini`], [`qwen`] and [`copilot`]): `to_provider`
 //!    gives the native settings,
 //!    `from_provider` reads them back, and `effective` wraps the settings in an [`Effective`] report
 //!    that says, in words, whenever the provider could not honour the requested mode exactly
@@ -54,6 +54,7 @@ pub mod codex;
 pub mod copilot;
 mod effective;
 mod error;
+pub mod gemini;
 pub mod grok_cli;
 mod mode;
 pub mod omp;

@@ -126,6 +126,19 @@ fn prepare_home(target: Target, sandbox: &Sandbox, base_url: &str) -> Vec<PathBu
             .unwrap();
             Vec::new()
         }
+        Provider::Gemini => {
+            // Headless Gemini (the json transport, and every resumed turn) needs an auth type
+            // when GOOGLE_GEMINI_BASE_URL is set; ACP ignores it. The user's step, not the
+            // bridge's (see the gemini crate).
+            let dir = home.join(".gemini");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("settings.json"),
+                r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#,
+            )
+            .unwrap();
+            Vec::new()
+        }
         Provider::Grok => {
             // A `grok` that runs a real ACP agent (Qwen Code: its ACP resumes sessions), ignoring
             // `agent stdio` and taking the key and endpoint from the variables the grok channel

@@ -1,7 +1,9 @@
-//! Gemini CLI, over ACP (`gemini --acp`).
+//! Gemini CLI, through two transports: ACP (`gemini --acp`, the default, with interactive
+//! approvals and thinking) and the headless JSON mode (`gemini --output-format stream-json`,
+//! `--transport json`, [`headless`] + [`json`]), which also carries every resumed turn.
 //!
 //! Tested with `@google/gemini-cli` 0.61.0 against the project's mock Gemini API (facts:
-//! `shared/reference/real-clis-anthropic-gemini.md` §3, captures `gemini-acp-*`):
+//! `shared/reference/real-clis-anthropic-gemini.md` §3, captures `gemini-*`):
 //!
 //! * `initialize` advertises `loadSession` and image/audio/embedded-context prompts; with
 //!   `GEMINI_API_KEY` in the environment no `authenticate` is needed (when the agent asks for
@@ -12,25 +14,35 @@
 //!   `Internal error: No previous sessions found for this project.`, because the CLI starts
 //!   recording the loaded session (rewriting its chat file to an empty conversation) before it
 //!   reads it, so a failed load also destroys the saved history; `--resume` is ignored with
-//!   `--acp`. The bridge therefore refuses a `sessionId` for gemini with that explanation instead
-//!   of calling `session/load` (a later issue adds the `-p --output-format stream-json --resume`
-//!   fallback);
+//!   `--acp`. The headless mode's `--resume <id>` does work, for sessions recorded by either
+//!   mode (both write `~/.gemini/tmp/<project>/chats/`; verified end to end: a session started
+//!   over ACP and resumed headless in a later process, the model saw the first turn). So a
+//!   request with a `sessionId` runs on the `json` transport ([`channel`] routes it, with a
+//!   `transport` warning), and a resumed turn has no interactive approvals: its permission
+//!   mode decides (see [`permission_mapper::gemini`]). `--transport acp` with a `sessionId` is
+//!   still refused, without calling `session/load`;
 //! * thoughts stream as `agent_thought_chunk`, each formatted `**<subject>**\n<text>` and
 //!   trimmed (word deltas lose their spaces; the engine drops the empty `****\n` prefix); a tool that needs approval arrives as
 //!   `session/request_permission` *without* a preceding `tool_call` (the engine announces it
 //!   from the request), with options `proceed_always`, `proceed_once`, `cancel`; a rejected call
-//!   gets no `tool_call_update` at all;
-//! * unlike headless `-p` mode, `--acp` needs neither `~/.gemini/settings.json` with
+//!   gets no `tool_call_update` at all; the headless mode prints no thoughts at all;
+//! * unlike headless mode, `--acp` needs neither `~/.gemini/settings.json` with
 //!   `security.auth.selectedType` nor folder trust (untrusted folders only disable project
 //!   hooks);
 //! * API errors: the `session/prompt` request fails with the API error text (see the e2e tests).
 //!
-//! `baseUrl` → `GOOGLE_GEMINI_BASE_URL`, `apiKey` → `GEMINI_API_KEY`; the model is selected
-//! with `session/set_model`.
+//! `baseUrl` → `GOOGLE_GEMINI_BASE_URL`, `apiKey` → `GEMINI_API_KEY` on both transports; the
+//! model is selected with `session/set_model` (ACP) or `--model` (JSON).
 
 #![deny(missing_docs)]
 
+pub mod headless;
+pub mod json;
+
+use std::sync::Arc;
+
 use bridge_acp::{AcpChannel, AcpProvider};
+use bridge_core::channel::Transports;
 use permission_mapper::PermissionMode as M;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
 
@@ -68,12 +80,17 @@ pub const PROVIDER: AcpProvider = AcpProvider {
     ],
     auth_methods: &["gemini-api-key"],
     resume_broken: Some(
-        "Gemini CLI 0.61.0's session/load starts a fresh recording of the session before reading it (the load fails with \"No previous sessions found for this project\" and the saved conversation is overwritten), and --resume is ignored with --acp; not attempted",
+        "Gemini CLI 0.61.0's session/load starts a fresh recording of the session before reading it (the load fails with \"No previous sessions found for this project\" and the saved conversation is overwritten), and --resume is ignored with --acp; not attempted (resume without naming a transport: it runs on the json transport)",
     ),
     ..AcpProvider::new(PROBE)
 };
 
-/// The Gemini channel.
-pub fn channel() -> AcpChannel {
-    AcpChannel::new(&PROVIDER)
+/// Why a resumed turn runs on the `json` transport (told to the client as a warning).
+pub const RESUME_VIA_JSON: &str = "Gemini CLI 0.61.0 cannot load a session over ACP, its headless mode resumes sessions of either transport with --resume (this turn has no interactive approvals: its permission mode decides)";
+
+/// The Gemini channel: ACP by default, `json` on request and for every resumed turn.
+pub fn channel() -> Transports {
+    Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
+        .with("json", Arc::new(headless::HeadlessChannel))
+        .resume_via("json", RESUME_VIA_JSON)
 }

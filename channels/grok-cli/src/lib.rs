@@ -180,15 +180,7 @@ pub fn build_turn(
             ),
         ));
     }
-    let mut message = request.message.clone();
-    if let Some(prompt) = request
-        .agent_prompt
-        .as_deref()
-        .filter(|p| !p.trim().is_empty())
-    {
-        message.push_str("\n\n## Agent Role and Instructions\n\n");
-        message.push_str(prompt);
-    }
+    let message = request.message_with_agent_prompt();
     let prompt = format!("--prompt={message}");
     if prompt.len() > MAX_PROMPT_ARG_BYTES {
         return Err(format!(

@@ -42,7 +42,6 @@ const TOOL_FILLER: &str = "Using tools to help you...";
 pub struct GrokCliNormalizer {
     turn: ExitTurn,
     assistant_messages: usize,
-    plain_warnings: usize,
 }
 
 fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
@@ -160,15 +159,7 @@ impl Normalizer for GrokCliNormalizer {
         let value: Value = match serde_json::from_str(line) {
             Ok(value @ Value::Object(_)) => value,
             _ => {
-                self.turn.plain_line(line);
-                if self.plain_warnings < 5 && !line.trim().is_empty() {
-                    self.plain_warnings += 1;
-                    let shown: String = line.trim().chars().take(300).collect();
-                    out.push(Event::warning(
-                        "unparsed_line",
-                        format!("grok-cli printed a line that is not JSON: {shown}"),
-                    ));
-                }
+                self.turn.unparsed_line("grok-cli", line, out);
                 return;
             }
         };

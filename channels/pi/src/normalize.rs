@@ -36,10 +36,6 @@ use bridge_core::turn::Normalizer;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-/// How many non-JSON stdout lines are reported as warnings (all are kept for the error text,
-/// up to [`bridge_core::normalize::PlainLines::MAX_LINES`]).
-const PLAIN_LINE_WARNINGS: usize = 5;
-
 /// The fields of a line the token stream needs. Most lines are `message_update`s that repeat
 /// the whole partial message; reading them into this (borrowing the delta, skipping the rest
 /// without building it) instead of a full [`Value`] keeps the normalizer cheaper than parsing.
@@ -73,7 +69,6 @@ pub struct PiNormalizer {
     last_text: Option<String>,
     last_stop: StopReason,
     usage: Option<Usage>,
-    plain_warnings: usize,
 }
 
 fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
@@ -198,7 +193,6 @@ impl PiNormalizer {
             last_text: None,
             last_stop: StopReason::EndTurn,
             usage: None,
-            plain_warnings: 0,
         }
     }
 
@@ -328,15 +322,7 @@ impl Normalizer for PiNormalizer {
         let value: Value = match serde_json::from_str(line) {
             Ok(value @ Value::Object(_)) => value,
             _ => {
-                self.turn.plain_line(line);
-                if self.plain_warnings < PLAIN_LINE_WARNINGS && !line.trim().is_empty() {
-                    self.plain_warnings += 1;
-                    let shown: String = line.trim().chars().take(300).collect();
-                    out.push(Event::warning(
-                        "unparsed_line",
-                        format!("{} printed a line that is not JSON: {shown}", self.provider),
-                    ));
-                }
+                self.turn.unparsed_line(self.provider, line, out);
                 return;
             }
         };

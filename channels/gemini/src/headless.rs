@@ -1,0 +1,318 @@
+//! The `json` transport: one `gemini --output-format stream-json` process per turn.
+//!
+//! ```text
+//! gemini --prompt= --output-format stream-json --skip-trust --approval-mode <m>
+//!        [--model <m>] [--resume <sessionId>]          < prompt (stdin, closed after it)
+//! ```
+//!
+//! * the prompt goes over stdin (the CLI appends `--prompt`, which is empty: it only makes the
+//!   run headless whatever stdin is); the CLI cuts stdin at 8 MiB without failing, so a longer
+//!   prompt is refused ([`MAX_PROMPT_BYTES`]);
+//! * `--skip-trust`: headless Gemini refuses an untrusted folder (exit 55), and the request's
+//!   `cwd` is the folder the client opened; it also means the folder's own `.gemini` settings
+//!   apply for the turn, as they do for a trusted folder;
+//! * `permissionMode` → `--approval-mode` ([`permission_mapper::gemini`]); headless Gemini
+//!   cannot ask, so `default` and `acceptEdits` get a `permission_mode` warning saying what is
+//!   refused;
+//! * `baseUrl` → `GOOGLE_GEMINI_BASE_URL`, `apiKey` → `GEMINI_API_KEY` (child env only). With a
+//!   base URL the CLI also needs `security.auth.selectedType` in `~/.gemini/settings.json`
+//!   (otherwise it exits 41); the bridge does not write the user's settings (Gemini reads its
+//!   system settings only from root-owned files, and `GEMINI_CLI_HOME` would move the saved
+//!   sessions too), it reports the fix ([`crate::json::AUTH_TYPE_HINT`]);
+//! * `agentPrompt` is appended to the prompt (headless Gemini has no system-prompt flag);
+//!   attachments, `reasoningEffort` and `disableThinking` are not supported by the CLI's
+//!   headless mode and are reported as warnings;
+//! * deadlines, interrupt (the process group is killed) and the outcome come from the
+//!   process-turn engine ([`bridge_core::turn`]) and [`crate::json::GeminiJsonNormalizer`].
+
+use std::path::PathBuf;
+
+use bridge_core::channel::Channel;
+use bridge_core::event::{ErrorCode, ErrorInfo, Event};
+use bridge_core::process::{CommandSpec, StdinMode};
+use bridge_core::request::Request;
+use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext, run_process_turn};
+use futures_util::future::BoxFuture;
+use permission_mapper::RequestedMode;
+use sdk_probe::ProbeEnv;
+
+use crate::json::GeminiJsonNormalizer;
+use crate::{ID, PROBE};
+
+/// Flags every headless turn gets (before the per-request ones).
+pub const BASE_ARGS: &[&str] = &[
+    "--prompt=",
+    "--output-format",
+    "stream-json",
+    "--skip-trust",
+];
+
+/// The variable that receives the request's `baseUrl`.
+pub const BASE_URL_ENV: &str = "GOOGLE_GEMINI_BASE_URL";
+
+/// The variable that receives the request's `apiKey`.
+pub const API_KEY_ENV: &str = "GEMINI_API_KEY";
+
+/// The most the CLI reads from stdin (8 MiB); it silently cuts a longer prompt, so the bridge
+/// refuses one instead.
+pub const MAX_PROMPT_BYTES: usize = 8 * 1024 * 1024;
+
+/// A built turn: the process, and the warnings to emit before it runs.
+#[derive(Debug)]
+pub struct HeadlessLaunch {
+    /// The process.
+    pub turn: ProcessTurn,
+    /// What the CLI cannot honour exactly.
+    pub warnings: Vec<Event>,
+}
+
+/// Builds the `gemini` process for one headless turn of `request`; `Err` (what to fix) for a
+/// prompt the CLI would cut.
+pub fn build_turn(program: PathBuf, request: &Request) -> Result<HeadlessLaunch, String> {
+    let mut warnings = Vec::new();
+    let mut command = CommandSpec::new(program);
+    for arg in BASE_ARGS {
+        command.arg(*arg);
+    }
+    let requested = RequestedMode::from_option(request.permission_mode.as_deref());
+    let effective = permission_mapper::gemini::effective(&requested);
+    for arg in effective.settings.args() {
+        command.arg(arg);
+    }
+    for note in effective.notes {
+        warnings.push(Event::warning("permission_mode", note.message));
+    }
+    if let Some(model) = &request.model {
+        command.arg("--model").arg(model);
+    }
+    if let Some(id) = &request.session_id {
+        command.arg("--resume").arg(id);
+    }
+    if let Some(url) = &request.base_url {
+        command.env(BASE_URL_ENV, url);
+    }
+    if let Some(key) = &request.api_key {
+        command.env(API_KEY_ENV, key.expose());
+    }
+    if let Some(effort) = &request.reasoning_effort {
+        warnings.push(Event::warning(
+            "reasoning_effort",
+            format!(
+                "Gemini CLI's headless mode has no thinking-level flag; reasoningEffort `{effort}` was ignored"
+            ),
+        ));
+    }
+    if request.disable_thinking {
+        warnings.push(Event::warning(
+            "disable_thinking",
+            "Gemini CLI's headless mode cannot switch thinking off; `disableThinking` was ignored",
+        ));
+    }
+    if !request.attachments.is_empty() {
+        warnings.push(Event::warning(
+            "attachment_dropped",
+            format!(
+                "the gemini json transport does not send attachments; {} attachment(s) were not sent (the acp transport does)",
+                request.attachments.len()
+            ),
+        ));
+    }
+    let prompt = request.message_with_agent_prompt();
+    if prompt.len() > MAX_PROMPT_BYTES {
+        return Err(format!(
+            "the prompt is {} bytes; Gemini CLI reads at most {MAX_PROMPT_BYTES} bytes of prompt in headless mode (the acp transport has no such limit)",
+            prompt.len()
+        ));
+    }
+    command.cwd = request.cwd.clone();
+    command.stdin = StdinMode::Piped;
+    Ok(HeadlessLaunch {
+        turn: ProcessTurn {
+            provider: ID.into(),
+            command,
+            stdin_payload: prompt.into_bytes(),
+            close_stdin: CloseStdin::AfterPayload,
+            interrupt_payload: None,
+            responder: None,
+        },
+        warnings,
+    })
+}
+
+/// The gemini `json` transport.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HeadlessChannel;
+
+impl Channel for HeadlessChannel {
+    fn id(&self) -> &'static str {
+        ID
+    }
+
+    fn display_name(&self) -> &'static str {
+        PROBE.display_name
+    }
+
+    fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let env = ProbeEnv::from_process();
+            let located = match sdk_probe::locate(&PROBE, &env) {
+                Ok(located) => located,
+                Err(message) => {
+                    let info = ErrorInfo {
+                        code: ErrorCode::CliNotFound,
+                        message,
+                        stderr_tail: None,
+                    };
+                    ctx.fail(info, request.session_id.clone()).await;
+                    return;
+                }
+            };
+            for warning in located.warnings {
+                ctx.emit(Event::warning("cli_path", warning)).await;
+            }
+            let launch = match build_turn(located.resolved.path, &request) {
+                Ok(launch) => launch,
+                Err(message) => {
+                    let info = ErrorInfo {
+                        code: ErrorCode::InvalidRequest,
+                        message,
+                        stderr_tail: None,
+                    };
+                    ctx.fail(info, request.session_id.clone()).await;
+                    return;
+                }
+            };
+            for warning in launch.warnings {
+                ctx.emit(warning).await;
+            }
+            let normalizer = GeminiJsonNormalizer::new(request.session_id.clone());
+            run_process_turn(launch.turn, Box::new(normalizer), ctx).await;
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn build(request: serde_json::Value) -> (Vec<String>, HeadlessLaunch) {
+        let request = Request::from_value(request).unwrap();
+        let launch = build_turn("/opt/gemini".into(), &request).unwrap();
+        let args = launch
+            .turn
+            .command
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        (args, launch)
+    }
+
+    fn warning_codes(launch: &HeadlessLaunch) -> Vec<&str> {
+        launch
+            .warnings
+            .iter()
+            .filter_map(|e| match e {
+                Event::Warning { code, .. } => Some(code.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_plain_turn_sends_the_prompt_on_stdin_and_warns_that_nothing_can_be_asked() {
+        let (args, launch) = build(json!({"message": "--help me", "cwd": "/tmp"}));
+        assert_eq!(
+            args,
+            [
+                "--prompt=",
+                "--output-format",
+                "stream-json",
+                "--skip-trust",
+                "--approval-mode",
+                "default"
+            ]
+        );
+        assert_eq!(launch.turn.stdin_payload, b"--help me");
+        assert_eq!(launch.turn.command.stdin, StdinMode::Piped);
+        assert_eq!(launch.turn.close_stdin, CloseStdin::AfterPayload);
+        assert_eq!(
+            launch.turn.command.cwd.as_deref(),
+            Some(std::path::Path::new("/tmp"))
+        );
+        assert_eq!(warning_codes(&launch), ["permission_mode"]);
+    }
+
+    #[test]
+    fn model_resume_mode_and_endpoint_map_to_flags_and_env() {
+        let (args, launch) = build(json!({
+            "message": "hi",
+            "model": "gemini-2.5-pro",
+            "sessionId": "0e46c639-d1d4-4d08-a311-c95bbd09e939",
+            "permissionMode": "bypassPermissions",
+            "baseUrl": "http://127.0.0.1:9",
+            "apiKey": "canary-secret",
+        }));
+        assert_eq!(
+            args[4..],
+            [
+                "--approval-mode",
+                "yolo",
+                "--model",
+                "gemini-2.5-pro",
+                "--resume",
+                "0e46c639-d1d4-4d08-a311-c95bbd09e939"
+            ]
+        );
+        assert!(!args.iter().any(|a| a.contains("canary")));
+        let env: Vec<(String, String)> = launch
+            .turn
+            .command
+            .env
+            .iter()
+            .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
+            .collect();
+        assert!(env.contains(&(BASE_URL_ENV.into(), "http://127.0.0.1:9".into())));
+        assert!(env.contains(&(API_KEY_ENV.into(), "canary-secret".into())));
+        assert!(warning_codes(&launch).is_empty());
+    }
+
+    #[test]
+    fn a_prompt_the_cli_would_cut_is_refused() {
+        let request = Request::from_prompt("x".repeat(MAX_PROMPT_BYTES + 1));
+        let error = build_turn("/opt/gemini".into(), &request).unwrap_err();
+        assert!(error.contains("8388608"), "{error}");
+        let request = Request::from_prompt("x".repeat(MAX_PROMPT_BYTES));
+        assert!(build_turn("/opt/gemini".into(), &request).is_ok());
+    }
+
+    #[test]
+    fn unsupported_fields_are_warnings_and_the_agent_prompt_follows_the_message() {
+        let (args, launch) = build(json!({
+            "message": "hi",
+            "model": "auto",
+            "permissionMode": "acceptEdits",
+            "reasoningEffort": "high",
+            "disableThinking": true,
+            "agentPrompt": "Be brief.",
+            "attachments": [{"fileName": "a.png", "mediaType": "image/png", "data": "iVBORw0KGgo="}],
+        }));
+        assert_eq!(args[4..], ["--approval-mode", "auto_edit"]);
+        assert_eq!(
+            warning_codes(&launch),
+            [
+                "permission_mode",
+                "reasoning_effort",
+                "disable_thinking",
+                "attachment_dropped"
+            ]
+        );
+        let prompt = String::from_utf8(launch.turn.stdin_payload).unwrap();
+        assert!(
+            prompt.starts_with("hi\n\n") && prompt.ends_with("Be brief."),
+            "{prompt}"
+        );
+    }
+}

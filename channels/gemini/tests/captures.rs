@@ -1,0 +1,221 @@
+//! Replays the recorded real-CLI transcripts `../shared/captures/gemini-*.stdout` that are
+//! stream-json (Gemini CLI 0.61.0 headless against the reference mock) through the JSON
+//! normalizer and snapshots what users would see, in both wire formats. Each turn is finished
+//! with the exit code the CLI had (the API errors exit with the HTTP status mod 256, the
+//! mid-stream failure exits 0, an unknown `--resume` id exits 42 with nothing on stdout), and
+//! with its recorded stderr, so the snapshots pin down that the stream decides, not the exit.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+
+use bridge_channel_gemini::json::GeminiJsonNormalizer;
+use bridge_core::encode::{Encoder, JsonlEncoder, MarkerDialect, MarkerEncoder};
+use bridge_core::event::{Event, ToolKind, TurnEnd};
+use bridge_core::turn::Normalizer;
+
+fn captures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
+}
+
+/// The exit code each capture had (§3.5, §3.7 of the reference); 0 for the rest.
+fn exit_code(name: &str) -> i32 {
+    match name {
+        "gemini-err401" => 145,
+        "gemini-err429" => 173,
+        "gemini-err500" | "gemini-err500-defaultretries" => 244,
+        "gemini-err529" => 247,
+        "gemini-resume-missing" => 42,
+        "gemini-fail-gateway-authtype" => 41,
+        "gemini-fail-untrusted" => 55,
+        _ => 0,
+    }
+}
+
+/// Captures in the stream-json format (or with an empty stdout: startup failures of a
+/// stream-json run). The others are ACP transcripts, `--output-format json` and text output.
+fn capture_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(captures_dir())
+        .expect("../shared/captures is present")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("gemini-") && n.ends_with(".stdout"))
+        .map(|n| n.trim_end_matches(".stdout").to_string())
+        .filter(|n| {
+            let stdout = std::fs::read_to_string(captures_dir().join(format!("{n}.stdout")))
+                .unwrap_or_default();
+            stdout.trim().is_empty() || stdout.starts_with(r#"{"type":"init""#)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+fn normalize(name: &str) -> Vec<Event> {
+    let read = |ext: &str| {
+        std::fs::read_to_string(captures_dir().join(format!("{name}.{ext}"))).unwrap_or_default()
+    };
+    let resumed = name
+        .starts_with("gemini-resume-missing")
+        .then(|| "00000000-0000-4000-8000-000000000000".to_string());
+    let mut normalizer = GeminiJsonNormalizer::new(resumed);
+    let mut events = vec![Event::TurnStart {
+        provider: "gemini".into(),
+    }];
+    for line in read("stdout").lines() {
+        normalizer.line(line, &mut events);
+        if matches!(events.last(), Some(Event::TurnEnd(_))) {
+            return events;
+        }
+    }
+    for line in read("stderr").lines() {
+        normalizer.stderr_line(line, &mut events);
+    }
+    normalizer.finish(
+        Some(&ExitStatus::from_raw(exit_code(name) << 8)),
+        &mut events,
+    );
+    events
+}
+
+fn encode(events: &[Event], encoder: &mut dyn Encoder) -> String {
+    let mut lines = Vec::new();
+    for event in events {
+        encoder.encode(event, &mut lines);
+    }
+    lines.join("\n")
+}
+
+fn end_of(events: &[Event]) -> TurnEnd {
+    match events.last() {
+        Some(Event::TurnEnd(end)) => end.clone(),
+        other => panic!("the last event is not a turn end: {other:?}"),
+    }
+}
+
+#[test]
+fn every_stream_json_capture_normalizes_to_a_stable_event_stream() {
+    let names = capture_names();
+    assert!(
+        names.len() >= 20,
+        "expected the gemini stream-json captures, found {names:?}"
+    );
+    for name in names {
+        let events = normalize(&name);
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, Event::TurnEnd(_)))
+                .count(),
+            1,
+            "{name}"
+        );
+        insta::assert_snapshot!(
+            format!("{name}.jsonl"),
+            encode(&events, &mut JsonlEncoder::new(false))
+        );
+        insta::assert_snapshot!(
+            format!("{name}.markers"),
+            encode(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION))
+        );
+    }
+}
+
+#[test]
+fn successful_turns_end_with_the_text_after_the_last_tool() {
+    for (capture, result) in [
+        ("gemini-text", "Hello from the mock model."),
+        ("gemini-thinking", "After thinking: hello!"),
+        (
+            "gemini-resume-turn2",
+            "I received 3 contents; user texts seen: [\"MOCK:text first turn\", \"MOCK:recall second\"]",
+        ),
+    ] {
+        let end = end_of(&normalize(capture));
+        assert!(end.success, "{capture}");
+        assert_eq!(end.result.as_deref(), Some(result), "{capture}");
+    }
+    let end = end_of(&normalize("gemini-tool-yolo"));
+    assert!(end.success);
+    assert!(
+        end.result
+            .unwrap()
+            .starts_with("Tool finished. Output was:")
+    );
+    // Same session id in both turns of the resume.
+    let first = end_of(&normalize("gemini-resume-turn1")).session_id;
+    assert_eq!(first, end_of(&normalize("gemini-resume-turn2")).session_id);
+    assert!(first.is_some());
+}
+
+#[test]
+fn api_errors_and_the_mid_stream_failure_are_never_success() {
+    for (capture, needle) in [
+        ("gemini-err401", "API key not valid"),
+        ("gemini-err429", "Resource has been exhausted"),
+        ("gemini-err500", "An internal error has occurred"),
+        ("gemini-err529", "The model is overloaded"),
+        // exit 0
+        (
+            "gemini-midstream",
+            "Model stream ended without a finish reason",
+        ),
+        ("gemini-resume-missing", "Invalid session identifier"),
+        ("gemini-fail-gateway-authtype", "selectedType"),
+        (
+            "gemini-fail-untrusted",
+            "not running in a trusted directory",
+        ),
+    ] {
+        let end = end_of(&normalize(capture));
+        assert!(!end.success, "{capture}");
+        let error = end.error.unwrap_or_default();
+        assert!(error.contains(needle), "{capture}: {error}");
+    }
+    assert_eq!(
+        end_of(&normalize("gemini-resume-missing"))
+            .session_id
+            .as_deref(),
+        Some("00000000-0000-4000-8000-000000000000")
+    );
+}
+
+#[test]
+fn a_tool_the_default_mode_does_not_offer_is_a_failed_result_and_a_warning() {
+    for capture in ["gemini-danger-default", "gemini-write-default"] {
+        let events = normalize(capture);
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, Event::ToolResult(r) if r.is_error)),
+            "{capture}"
+        );
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, Event::Warning { code, .. } if code == "permission_denied")),
+            "{capture}"
+        );
+    }
+    let events = normalize("gemini-tool-yolo");
+    let tool = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolUse(t) => Some(t.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!((tool.name.as_str(), tool.kind), ("Bash", ToolKind::Execute));
+    assert_eq!(tool.input["command"], "echo hello");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ToolResult(r) if !r.is_error && r.tool_use_id == tool.id))
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::ThinkingDelta { .. })),
+        "headless Gemini prints no thoughts"
+    );
+}

@@ -1,0 +1,227 @@
+//! Gemini CLI's headless mode (`gemini -p … --output-format stream-json`): `--approval-mode`.
+//!
+//! Headless Gemini cannot ask for approval: a tool that its approval mode would confirm is not
+//! even offered to the model, and a call to it fails with `tool_not_registered` (Gemini CLI
+//! 0.61.0; `shared/reference/real-clis-anthropic-gemini.md` §3.6). The ACP transport
+//! (`gemini --acp`) is the one with interactive approvals.
+//!
+//! | requested | flag | what runs without asking | exact? |
+//! |---|---|---|---|
+//! | default | `--approval-mode default` | reads and searches; edits and commands are refused | no: nothing can be asked |
+//! | acceptEdits / autoEdit | `--approval-mode auto_edit` | reads and edits; commands are refused | no: commands cannot be asked |
+//! | plan | `--approval-mode plan` | read-only (the agent plans) | yes |
+//! | sandbox | `--approval-mode plan` | read-only | yes |
+//! | bypassPermissions | `--approval-mode yolo` | everything | yes |
+//! | yolo | `--approval-mode yolo` | everything | yes |
+//!
+//! The deprecated `--allowed-tools` is not used: the approval mode says everything the bridge
+//! needs, and an explicit flag overrides the user's `general.defaultApprovalMode`.
+//!
+//! ```
+//! use permission_mapper::{gemini, PermissionMode};
+//!
+//! assert_eq!(gemini::to_provider(PermissionMode::Yolo).args(), ["--approval-mode", "yolo"]);
+//! assert_eq!(gemini::to_provider(PermissionMode::AcceptEdits).args(), ["--approval-mode", "auto_edit"]);
+//! assert_eq!(gemini::from_provider("auto_edit"), Ok(PermissionMode::AcceptEdits));
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::effective::{Effective, Note, NoteKind};
+use crate::mode::truncate;
+use crate::{ParseError, PermissionMode, RequestedMode};
+
+/// Provider id used in [`Effective::provider`].
+pub const PROVIDER: &str = "gemini";
+
+/// A value of Gemini CLI's `--approval-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GeminiApproval {
+    /// `default`: tools that need a confirmation are not offered in headless mode.
+    Default,
+    /// `auto_edit`: edit tools run without asking; commands are not offered.
+    AutoEdit,
+    /// `plan`: read-only planning mode.
+    Plan,
+    /// `yolo`: every tool runs without asking.
+    Yolo,
+}
+
+impl GeminiApproval {
+    /// Every value.
+    pub const ALL: [GeminiApproval; 4] = [
+        GeminiApproval::Default,
+        GeminiApproval::AutoEdit,
+        GeminiApproval::Plan,
+        GeminiApproval::Yolo,
+    ];
+
+    /// The CLI spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GeminiApproval::Default => "default",
+            GeminiApproval::AutoEdit => "auto_edit",
+            GeminiApproval::Plan => "plan",
+            GeminiApproval::Yolo => "yolo",
+        }
+    }
+
+    /// The unified mode this approval mode amounts to.
+    pub const fn to_unified(self) -> PermissionMode {
+        match self {
+            GeminiApproval::Default => PermissionMode::Default,
+            GeminiApproval::AutoEdit => PermissionMode::AcceptEdits,
+            GeminiApproval::Plan => PermissionMode::Plan,
+            GeminiApproval::Yolo => PermissionMode::Yolo,
+        }
+    }
+}
+
+impl fmt::Display for GeminiApproval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for GeminiApproval {
+    type Err = ParseError;
+
+    /// Case-insensitive; only Gemini's own values.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| ParseError::UnknownMode(truncate(s, 64)))
+    }
+}
+
+/// What the gemini JSON transport passes to the CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GeminiSettings {
+    /// `--approval-mode`.
+    pub approval_mode: GeminiApproval,
+}
+
+impl GeminiSettings {
+    /// The argv fragment (`--approval-mode <m>`).
+    pub fn args(&self) -> Vec<String> {
+        vec![
+            "--approval-mode".to_string(),
+            self.approval_mode.as_str().to_string(),
+        ]
+    }
+}
+
+/// Maps a unified mode to Gemini's headless settings (see the table above).
+pub const fn to_provider(mode: PermissionMode) -> GeminiSettings {
+    let approval_mode = match mode {
+        PermissionMode::Default => GeminiApproval::Default,
+        PermissionMode::AcceptEdits => GeminiApproval::AutoEdit,
+        PermissionMode::Plan | PermissionMode::Sandbox => GeminiApproval::Plan,
+        PermissionMode::BypassPermissions | PermissionMode::Yolo => GeminiApproval::Yolo,
+    };
+    GeminiSettings { approval_mode }
+}
+
+/// Reads a Gemini approval mode back into a unified mode.
+///
+/// ```
+/// use permission_mapper::{gemini, PermissionMode};
+/// assert_eq!(gemini::from_provider("yolo"), Ok(PermissionMode::Yolo));
+/// assert!(gemini::from_provider("never").is_err());
+/// ```
+pub fn from_provider(mode: &str) -> Result<PermissionMode, ParseError> {
+    mode.parse::<GeminiApproval>()
+        .map(GeminiApproval::to_unified)
+}
+
+/// The effective-mode report for a headless Gemini run.
+///
+/// ```
+/// use permission_mapper::{gemini, PermissionMode};
+/// assert!(!gemini::effective(&PermissionMode::parse("default")).exact);
+/// assert!(gemini::effective(&PermissionMode::parse("bypassPermissions")).exact);
+/// ```
+pub fn effective(requested: &RequestedMode) -> Effective<GeminiSettings> {
+    let settings = to_provider(requested.mode);
+    let message = match requested.mode {
+        PermissionMode::Default => Some(
+            "Gemini CLI cannot ask for approval in headless (JSON) mode: tools that need one \
+             (shell commands, file edits, web fetches) are not offered to the model and calls to \
+             them are refused; use acceptEdits for edits, bypassPermissions/yolo to run \
+             everything, or the acp transport for interactive approvals",
+        ),
+        PermissionMode::AcceptEdits => Some(
+            "Gemini CLI cannot ask for approval in headless (JSON) mode: edits run without \
+             asking, shell commands are refused; use bypassPermissions/yolo to run them, or the \
+             acp transport for interactive approvals",
+        ),
+        PermissionMode::Plan
+        | PermissionMode::Sandbox
+        | PermissionMode::BypassPermissions
+        | PermissionMode::Yolo => None,
+    };
+    let notes = message
+        .map(|m| vec![Note::new(NoteKind::Substituted, m)])
+        .unwrap_or_default();
+    Effective::new(PROVIDER, requested, settings, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapping_table() {
+        // (mode, approval mode, exact)
+        let table: [(PermissionMode, &str, bool); 6] = [
+            (PermissionMode::Default, "default", false),
+            (PermissionMode::AcceptEdits, "auto_edit", false),
+            (PermissionMode::Plan, "plan", true),
+            (PermissionMode::Sandbox, "plan", true),
+            (PermissionMode::BypassPermissions, "yolo", true),
+            (PermissionMode::Yolo, "yolo", true),
+        ];
+        assert_eq!(table.len(), PermissionMode::ALL.len());
+        for (mode, approval, exact) in table {
+            let eff = effective(&RequestedMode::from(mode));
+            assert_eq!(eff.settings.args(), ["--approval-mode", approval], "{mode}");
+            assert_eq!(eff.exact, exact, "{mode}");
+            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
+        }
+        let unknown = effective(&PermissionMode::parse("auto"));
+        assert_eq!(unknown.settings.approval_mode, GeminiApproval::Default);
+        assert_eq!(unknown.notes[0].kind, NoteKind::UnknownMode);
+    }
+
+    #[test]
+    fn approval_modes_round_trip() {
+        for m in GeminiApproval::ALL {
+            assert_eq!(m.as_str().parse::<GeminiApproval>(), Ok(m));
+            let json = serde_json::to_string(&m).unwrap();
+            assert_eq!(json, format!("\"{}\"", m.as_str()));
+            assert_eq!(to_provider(m.to_unified()).approval_mode, m);
+        }
+        assert_eq!(
+            "AUTO_EDIT".parse::<GeminiApproval>(),
+            Ok(GeminiApproval::AutoEdit)
+        );
+        assert!(matches!(
+            from_provider("autoEdit"),
+            Err(ParseError::UnknownMode(_))
+        ));
+    }
+
+    #[test]
+    fn produced_flags_read_back_within_the_requested_core() {
+        for mode in PermissionMode::ALL {
+            let back = to_provider(mode).approval_mode.to_unified();
+            assert_eq!(back.unified(), mode.unified(), "{mode}");
+        }
+    }
+}
