@@ -205,6 +205,9 @@ pub fn acp_command(
         Provider::Gemini => {
             cmd.env("GEMINI_API_KEY", CANARY_KEY)
                 .env("GOOGLE_GEMINI_BASE_URL", base_url);
+            if !target.is_acp() {
+                cmd.env("GEMINI_CLI_PATH", cli_path("gemini"));
+            }
         }
         Provider::Grok => {
             cmd.env("XAI_API_KEY", CANARY_KEY)

@@ -25,11 +25,11 @@
 
 use std::path::PathBuf;
 
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
 use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::{Attachment, Request};
 use bridge_core::turn::{CloseStdin, ProcessTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 

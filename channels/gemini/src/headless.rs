@@ -27,12 +27,11 @@
 
 use std::path::PathBuf;
 
-use bridge_core::channel::Channel;
-use bridge_core::event::{ErrorCode, ErrorInfo, Event};
+use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::Request;
-use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext, run_process_turn};
-use futures_util::future::BoxFuture;
+use bridge_core::turn::{CloseStdin, ProcessTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 
@@ -57,18 +56,16 @@ pub const API_KEY_ENV: &str = "GEMINI_API_KEY";
 /// refuses one instead.
 pub const MAX_PROMPT_BYTES: usize = 8 * 1024 * 1024;
 
-/// A built turn: the process, and the warnings to emit before it runs.
-#[derive(Debug)]
-pub struct HeadlessLaunch {
-    /// The process.
-    pub turn: ProcessTurn,
-    /// What the CLI cannot honour exactly.
-    pub warnings: Vec<Event>,
-}
+/// The `json` transport's declaration (its channel is a [`bridge_jsonl::OneShotChannel`]).
+pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build_turn);
 
 /// Builds the `gemini` process for one headless turn of `request`; `Err` (what to fix) for a
 /// prompt the CLI would cut.
-pub fn build_turn(program: PathBuf, request: &Request) -> Result<HeadlessLaunch, String> {
+pub fn build_turn(
+    program: PathBuf,
+    request: &Request,
+    _env: &ProbeEnv,
+) -> Result<OneShotTurn, BuildError> {
     let mut warnings = Vec::new();
     let mut command = CommandSpec::new(program);
     for arg in BASE_ARGS {
@@ -119,14 +116,14 @@ pub fn build_turn(program: PathBuf, request: &Request) -> Result<HeadlessLaunch,
     }
     let prompt = request.message_with_agent_prompt();
     if prompt.len() > MAX_PROMPT_BYTES {
-        return Err(format!(
+        return Err(BuildError::invalid(format!(
             "the prompt is {} bytes; Gemini CLI reads at most {MAX_PROMPT_BYTES} bytes of prompt in headless mode (the acp transport has no such limit)",
             prompt.len()
-        ));
+        )));
     }
     command.cwd = request.cwd.clone();
     command.stdin = StdinMode::Piped;
-    Ok(HeadlessLaunch {
+    Ok(OneShotTurn {
         turn: ProcessTurn {
             provider: ID.into(),
             command,
@@ -135,60 +132,10 @@ pub fn build_turn(program: PathBuf, request: &Request) -> Result<HeadlessLaunch,
             interrupt_payload: None,
             responder: None,
         },
+        normalizer: Box::new(GeminiJsonNormalizer::new(request.session_id.clone())),
         warnings,
+        scratch: None,
     })
-}
-
-/// The gemini `json` transport.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct HeadlessChannel;
-
-impl Channel for HeadlessChannel {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn display_name(&self) -> &'static str {
-        PROBE.display_name
-    }
-
-    fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            let env = ProbeEnv::from_process();
-            let located = match sdk_probe::locate(&PROBE, &env) {
-                Ok(located) => located,
-                Err(message) => {
-                    let info = ErrorInfo {
-                        code: ErrorCode::CliNotFound,
-                        message,
-                        stderr_tail: None,
-                    };
-                    ctx.fail(info, request.session_id.clone()).await;
-                    return;
-                }
-            };
-            for warning in located.warnings {
-                ctx.emit(Event::warning("cli_path", warning)).await;
-            }
-            let launch = match build_turn(located.resolved.path, &request) {
-                Ok(launch) => launch,
-                Err(message) => {
-                    let info = ErrorInfo {
-                        code: ErrorCode::InvalidRequest,
-                        message,
-                        stderr_tail: None,
-                    };
-                    ctx.fail(info, request.session_id.clone()).await;
-                    return;
-                }
-            };
-            for warning in launch.warnings {
-                ctx.emit(warning).await;
-            }
-            let normalizer = GeminiJsonNormalizer::new(request.session_id.clone());
-            run_process_turn(launch.turn, Box::new(normalizer), ctx).await;
-        })
-    }
 }
 
 #[cfg(test)]
@@ -197,9 +144,9 @@ mod tests {
 
     use super::*;
 
-    fn build(request: serde_json::Value) -> (Vec<String>, HeadlessLaunch) {
+    fn build(request: serde_json::Value) -> (Vec<String>, OneShotTurn) {
         let request = Request::from_value(request).unwrap();
-        let launch = build_turn("/opt/gemini".into(), &request).unwrap();
+        let launch = build_turn("/opt/gemini".into(), &request, &ProbeEnv::empty()).unwrap();
         let args = launch
             .turn
             .command
@@ -210,7 +157,7 @@ mod tests {
         (args, launch)
     }
 
-    fn warning_codes(launch: &HeadlessLaunch) -> Vec<&str> {
+    fn warning_codes(launch: &OneShotTurn) -> Vec<&str> {
         launch
             .warnings
             .iter()
@@ -282,10 +229,10 @@ mod tests {
     #[test]
     fn a_prompt_the_cli_would_cut_is_refused() {
         let request = Request::from_prompt("x".repeat(MAX_PROMPT_BYTES + 1));
-        let error = build_turn("/opt/gemini".into(), &request).unwrap_err();
-        assert!(error.contains("8388608"), "{error}");
+        let error = build_turn("/opt/gemini".into(), &request, &ProbeEnv::empty()).unwrap_err();
+        assert!(error.message.contains("8388608"), "{error}");
         let request = Request::from_prompt("x".repeat(MAX_PROMPT_BYTES));
-        assert!(build_turn("/opt/gemini".into(), &request).is_ok());
+        assert!(build_turn("/opt/gemini".into(), &request, &ProbeEnv::empty()).is_ok());
     }
 
     #[test]

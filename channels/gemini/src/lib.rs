@@ -43,6 +43,7 @@ use std::sync::Arc;
 
 use bridge_acp::{AcpChannel, AcpProvider};
 use bridge_core::channel::Transports;
+use bridge_jsonl::OneShotChannel;
 use permission_mapper::PermissionMode as M;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
 
@@ -91,6 +92,6 @@ pub const RESUME_VIA_JSON: &str = "Gemini CLI 0.61.0 cannot load a session over 
 /// The Gemini channel: ACP by default, `json` on request and for every resumed turn.
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
-        .with("json", Arc::new(headless::HeadlessChannel))
+        .with("json", Arc::new(OneShotChannel::new(&headless::ONE_SHOT)))
         .resume_via("json", RESUME_VIA_JSON)
 }

@@ -25,12 +25,12 @@
 
 use std::path::PathBuf;
 
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
 use bridge_channel_claude::normalize::{self as claude, ClaudeNormalizer, Dialect};
 use bridge_core::event::{Event, FileDiff, ToolKind};
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::Request;
 use bridge_core::turn::{CloseStdin, ProcessTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 use serde_json::Value;

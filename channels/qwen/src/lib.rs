@@ -29,9 +29,9 @@ pub mod json;
 
 use std::sync::Arc;
 
-use bridge_jsonl::OneShotChannel;
 use bridge_acp::{AcpChannel, AcpProvider};
 use bridge_core::channel::Transports;
+use bridge_jsonl::OneShotChannel;
 use permission_mapper::PermissionMode as M;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
 
