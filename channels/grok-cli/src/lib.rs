@@ -39,12 +39,11 @@ pub mod normalize;
 
 use std::path::{Path, PathBuf};
 
-use bridge_core::channel::Channel;
-use bridge_core::event::{ErrorCode, ErrorInfo, Event};
+use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::Request;
-use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext, run_process_turn};
-use futures_util::future::BoxFuture;
+use bridge_core::turn::{CloseStdin, ProcessTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn};
 use permission_mapper::RequestedMode;
 use sdk_probe::{AuthSource, ProbeEnv, ProbeSpec, Version, VersionRange};
 
@@ -77,13 +76,23 @@ pub const PROBE: ProbeSpec = ProbeSpec {
     )
 };
 
-/// The channel.
-#[derive(Debug, Default, Clone)]
-pub struct GrokCliChannel;
+/// grok-cli on the JSONL-stream engine, found by [`resolve_cli`].
+pub const ONE_SHOT: OneShot = OneShot {
+    locate: |_, env| resolve_cli(env),
+    ..OneShot::new(PROBE, build)
+};
 
 /// The channel.
-pub fn channel() -> GrokCliChannel {
-    GrokCliChannel
+pub fn channel() -> OneShotChannel {
+    OneShotChannel::new(&ONE_SHOT)
+}
+
+fn build(program: PathBuf, request: &Request, _env: &ProbeEnv) -> Result<OneShotTurn, BuildError> {
+    let (turn, warnings) = build_turn(program, request)?;
+    Ok(OneShotTurn {
+        warnings,
+        ..OneShotTurn::new(turn, Box::new(GrokCliNormalizer::new()))
+    })
 }
 
 /// Whether `path` (a `grok` found on PATH) is this package's executable: it resolves into
@@ -212,66 +221,6 @@ pub fn build_turn(
         responder: None,
     };
     Ok((turn, warnings))
-}
-
-impl Channel for GrokCliChannel {
-    fn id(&self) -> &'static str {
-        ID
-    }
-
-    fn display_name(&self) -> &'static str {
-        "Grok CLI (community)"
-    }
-
-    fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            let env = ProbeEnv::from_process();
-            let located = match resolve_cli(&env) {
-                Ok(located) => located,
-                Err(message) => {
-                    let info = ErrorInfo {
-                        code: ErrorCode::CliNotFound,
-                        message,
-                        stderr_tail: None,
-                    };
-                    ctx.fail(info, None).await;
-                    return;
-                }
-            };
-            for warning in located.warnings {
-                ctx.emit(Event::warning("cli_path", warning)).await;
-            }
-            let explicit = matches!(located.resolved.source, sdk_probe::Source::Env { .. });
-            let program = located.resolved.path;
-            let (turn, warnings) = match build_turn(program.clone(), &request) {
-                Ok(built) => built,
-                Err(message) => {
-                    let info = ErrorInfo {
-                        code: ErrorCode::InvalidRequest,
-                        message,
-                        stderr_tail: None,
-                    };
-                    ctx.fail(info, None).await;
-                    return;
-                }
-            };
-            for warning in warnings {
-                ctx.emit(warning).await;
-            }
-            if !explicit {
-                let ctx = ctx.clone();
-                tokio::spawn(async move {
-                    let timeout = std::time::Duration::from_secs(5);
-                    if let Some(message) =
-                        sdk_probe::untested_version_warning(&PROBE, &program, &env, timeout).await
-                    {
-                        ctx.emit(Event::warning("untested_version", message)).await;
-                    }
-                });
-            }
-            run_process_turn(turn, Box::new(GrokCliNormalizer::new()), ctx).await;
-        })
-    }
 }
 
 #[cfg(test)]

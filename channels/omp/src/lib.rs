@@ -26,8 +26,13 @@
 
 #![deny(missing_docs)]
 
-use bridge_channel_pi::{Flavor, Permissions, PiChannel, Runtime, ValueStyle};
+use std::path::PathBuf;
+
+use bridge_channel_pi::{Flavor, Permissions, Runtime, ValueStyle};
+use bridge_core::request::Request;
+use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn};
 use permission_mapper::RequestedMode;
+use sdk_probe::ProbeEnv;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
 
 /// Provider key.
@@ -81,9 +86,16 @@ pub const FLAVOR: Flavor = Flavor {
     runtime: Some(BUN),
 };
 
+fn build(program: PathBuf, request: &Request, env: &ProbeEnv) -> Result<OneShotTurn, BuildError> {
+    bridge_channel_pi::launch::build_turn(&FLAVOR, program, request, env)
+}
+
+/// omp on the JSONL-stream engine.
+pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build);
+
 /// The omp channel.
-pub fn channel() -> PiChannel {
-    PiChannel::new(&FLAVOR)
+pub fn channel() -> OneShotChannel {
+    OneShotChannel::new(&ONE_SHOT)
 }
 
 #[cfg(test)]

@@ -31,7 +31,10 @@ use bridge_core::event::{ErrorCode, Event};
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::{Attachment, Request};
 use bridge_core::turn::{CloseStdin, ProcessTurn};
+use bridge_jsonl::{BuildError, OneShotTurn};
 use permission_mapper::RequestedMode;
+
+use crate::normalize::PiNormalizer;
 use sdk_probe::{ProbeEnv, ProbeSpec};
 
 /// How a flag takes its value.
@@ -88,36 +91,6 @@ pub struct Flavor {
     pub permissions: fn(&RequestedMode) -> Permissions,
     /// A program the launcher needs on PATH.
     pub runtime: Option<Runtime>,
-}
-
-/// Why a turn could not be built.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LaunchError {
-    /// [`ErrorCode::InvalidRequest`] or [`ErrorCode::CliNotFound`].
-    pub code: ErrorCode,
-    /// What to fix.
-    pub message: String,
-}
-
-impl LaunchError {
-    fn invalid(message: impl Into<String>) -> Self {
-        LaunchError {
-            code: ErrorCode::InvalidRequest,
-            message: message.into(),
-        }
-    }
-}
-
-/// A built turn.
-#[derive(Debug)]
-pub struct Launch {
-    /// The process to run.
-    pub turn: ProcessTurn,
-    /// What could not be honoured exactly (emit before the turn).
-    pub warnings: Vec<Event>,
-    /// The temporary directory holding attachments and the system-prompt file; keep it until
-    /// the turn is over (dropping it deletes the files).
-    pub scratch: Option<tempfile::TempDir>,
 }
 
 fn push_value(
@@ -248,7 +221,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     options.open(path)?.write_all(bytes)
 }
 
-fn scratch_dir(scratch: &mut Option<tempfile::TempDir>, id: &str) -> Result<PathBuf, LaunchError> {
+fn scratch_dir(scratch: &mut Option<tempfile::TempDir>, id: &str) -> Result<PathBuf, BuildError> {
     if scratch.is_none() {
         let prefix = format!("bridge-{id}-");
         let mut builder = tempfile::Builder::new();
@@ -259,7 +232,7 @@ fn scratch_dir(scratch: &mut Option<tempfile::TempDir>, id: &str) -> Result<Path
             builder.permissions(std::fs::Permissions::from_mode(0o700));
         }
         let dir = builder.tempdir().map_err(|e| {
-            LaunchError::invalid(format!("cannot create a temporary directory: {e}"))
+            BuildError::invalid(format!("cannot create a temporary directory: {e}"))
         })?;
         *scratch = Some(dir);
     }
@@ -311,7 +284,7 @@ pub fn build_turn(
     program: PathBuf,
     request: &Request,
     env: &ProbeEnv,
-) -> Result<Launch, LaunchError> {
+) -> Result<OneShotTurn, BuildError> {
     let mut warnings = Vec::new();
     let mut scratch = None;
     let mut command = CommandSpec::new(program.clone());
@@ -373,7 +346,7 @@ pub fn build_turn(
         let dir = scratch_dir(&mut scratch, flavor.id)?;
         let path = dir.join("agent-prompt.md");
         write_private(&path, prompt.as_bytes())
-            .map_err(|e| LaunchError::invalid(format!("cannot write the agent prompt: {e}")))?;
+            .map_err(|e| BuildError::invalid(format!("cannot write the agent prompt: {e}")))?;
         push_value(&mut command, flavor.values, "--append-system-prompt", &path);
     }
     let mut files = Vec::new();
@@ -404,14 +377,14 @@ pub fn build_turn(
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(payload.trim())
                     .map_err(|e| {
-                        LaunchError::invalid(format!(
+                        BuildError::invalid(format!(
                             "attachment {shown}: invalid base64 data ({e})"
                         ))
                     })?;
                 let dir = scratch_dir(&mut scratch, flavor.id)?;
                 let path = dir.join(file_name(index, name.as_deref(), media_type));
                 write_private(&path, &bytes).map_err(|e| {
-                    LaunchError::invalid(format!("cannot write attachment {shown}: {e}"))
+                    BuildError::invalid(format!("cannot write attachment {shown}: {e}"))
                 })?;
                 files.push(path);
             }
@@ -421,7 +394,7 @@ pub fn build_turn(
                     _ => path.clone(),
                 };
                 if !resolved.is_file() {
-                    return Err(LaunchError::invalid(format!(
+                    return Err(BuildError::invalid(format!(
                         "attachment {} does not exist",
                         path.display()
                     )));
@@ -452,7 +425,7 @@ pub fn build_turn(
                 command.env("PATH", path);
             }
             Err(message) => {
-                return Err(LaunchError {
+                return Err(BuildError {
                     code: ErrorCode::CliNotFound,
                     message,
                 });
@@ -469,8 +442,9 @@ pub fn build_turn(
         interrupt_payload: None,
         responder: None,
     };
-    Ok(Launch {
+    Ok(OneShotTurn {
         turn,
+        normalizer: Box::new(PiNormalizer::new(flavor.id)),
         warnings,
         scratch,
     })

@@ -32,11 +32,8 @@ pub mod normalize;
 
 use std::path::PathBuf;
 
-use bridge_core::channel::Channel;
-use bridge_core::event::{ErrorInfo, Event};
 use bridge_core::request::Request;
-use bridge_core::turn::{TurnContext, run_process_turn};
-use futures_util::future::BoxFuture;
+use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn};
 use permission_mapper::RequestedMode;
 use sdk_probe::{AuthSource, ProbeEnv, ProbeSpec, Version, VersionRange};
 
@@ -89,96 +86,16 @@ pub const FLAVOR: Flavor = Flavor {
     runtime: None,
 };
 
+fn build(program: PathBuf, request: &Request, env: &ProbeEnv) -> Result<OneShotTurn, BuildError> {
+    launch::build_turn(&FLAVOR, program, request, env)
+}
+
+/// pi on the JSONL-stream engine.
+pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build);
+
 /// The pi channel.
-pub fn channel() -> PiChannel {
-    PiChannel::new(&FLAVOR)
-}
-
-/// A channel for a pi-family CLI (pi, or omp with its own [`Flavor`]).
-#[derive(Debug, Clone, Copy)]
-pub struct PiChannel {
-    flavor: &'static Flavor,
-}
-
-impl PiChannel {
-    /// The channel for `flavor`.
-    pub const fn new(flavor: &'static Flavor) -> Self {
-        PiChannel { flavor }
-    }
-
-    /// Its flavor.
-    pub fn flavor(&self) -> &'static Flavor {
-        self.flavor
-    }
-}
-
-/// Warns (in the background, never delaying the turn) when the CLI is outside the tested
-/// range; the version comes from the cache `bridge system status` keeps.
-fn spawn_version_check(spec: ProbeSpec, program: PathBuf, ctx: TurnContext) {
-    tokio::spawn(async move {
-        let env = ProbeEnv::from_process();
-        let timeout = std::time::Duration::from_secs(5);
-        if let Some(message) =
-            sdk_probe::untested_version_warning(&spec, &program, &env, timeout).await
-        {
-            ctx.emit(Event::warning("untested_version", message)).await;
-        }
-    });
-}
-
-impl Channel for PiChannel {
-    fn id(&self) -> &'static str {
-        self.flavor.id
-    }
-
-    fn display_name(&self) -> &'static str {
-        self.flavor.display_name
-    }
-
-    fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
-        let flavor = self.flavor;
-        Box::pin(async move {
-            let env = ProbeEnv::from_process();
-            let located = match sdk_probe::locate(&flavor.probe, &env) {
-                Ok(located) => located,
-                Err(message) => {
-                    let info = ErrorInfo {
-                        code: bridge_core::event::ErrorCode::CliNotFound,
-                        message,
-                        stderr_tail: None,
-                    };
-                    ctx.fail(info, request.session_id.clone()).await;
-                    return;
-                }
-            };
-            for warning in located.warnings {
-                ctx.emit(Event::warning("cli_path", warning)).await;
-            }
-            // A binary named through an env override is the user's choice: not second-guessed.
-            let explicit = matches!(located.resolved.source, sdk_probe::Source::Env { .. });
-            let program = located.resolved.path;
-            let launch = match launch::build_turn(flavor, program.clone(), &request, &env) {
-                Ok(launch) => launch,
-                Err(error) => {
-                    let info = ErrorInfo {
-                        code: error.code,
-                        message: error.message,
-                        stderr_tail: None,
-                    };
-                    ctx.fail(info, request.session_id.clone()).await;
-                    return;
-                }
-            };
-            for warning in launch.warnings {
-                ctx.emit(warning).await;
-            }
-            if !explicit {
-                spawn_version_check(flavor.probe, program, ctx.clone());
-            }
-            run_process_turn(launch.turn, Box::new(PiNormalizer::new(flavor.id)), ctx).await;
-            drop(launch.scratch);
-        })
-    }
+pub fn channel() -> OneShotChannel {
+    OneShotChannel::new(&ONE_SHOT)
 }
 
 #[cfg(test)]
@@ -190,8 +107,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use bridge_core::event::Event;
 
-    fn argv(request: serde_json::Value) -> (Vec<String>, launch::Launch) {
+    fn argv(request: serde_json::Value) -> (Vec<String>, OneShotTurn) {
         let request = Request::from_value(request).unwrap();
         let env = ProbeEnv::empty().with_home("/nonexistent-home");
         let launch = launch::build_turn(&FLAVOR, "/opt/pi".into(), &request, &env).unwrap();
@@ -205,7 +123,7 @@ mod tests {
         (args, launch)
     }
 
-    fn warning_codes(launch: &launch::Launch) -> Vec<String> {
+    fn warning_codes(launch: &OneShotTurn) -> Vec<String> {
         launch
             .warnings
             .iter()
