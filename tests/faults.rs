@@ -7,10 +7,10 @@
 //! exact observable facts (exit code, final line, markers, event order, stderr tail, process
 //! counts, elapsed time bounded generously: these are not performance tests).
 //!
-//! Engines: every scenario runs for each entry of [`ENGINES`]. Today only the Claude
-//! stream-json engine exists; when another engine lands (Codex exec, ACP, JSONL-stream), add
-//! its fake to `tests/fakes/<engine>.sh` (the same `emit_*` functions, sourcing `lib.sh`) and
-//! one [`Engine`] row here.
+//! Engines: every scenario runs for each entry of [`ENGINES`] (Claude stream-json, Codex exec,
+//! ACP, and the JSONL-stream engine through pi). A new engine adds its fake to
+//! `tests/fakes/<engine>.sh` (the same `emit_*` functions, sourcing `lib.sh`) and one
+//! [`Engine`] row here.
 //!
 //! Secrets: every run goes through [`Running`], which checks every byte of stdout and stderr
 //! for the canaries ([`CANARIES`]) that every run puts in the request and the environment.
@@ -45,8 +45,11 @@ struct Engine {
     cli_env: &'static str,
     /// The fake CLI under `tests/fakes/`.
     fake: &'static str,
-    /// Variable under which the request's `apiKey` reaches the CLI.
+    /// Variable under which the request's `apiKey` (or the bridge's own key variable)
+    /// reaches the CLI.
     api_key_env: &'static str,
+    /// The request's `apiKey` is passed to the CLI (else the CLI keeps the key it inherits).
+    request_key_to_cli: bool,
     /// Key of the conversation id in the final markers line.
     id_key: &'static str,
     /// Conversation id the fake reports.
@@ -72,6 +75,8 @@ enum Prompt {
     StreamJson,
     /// The last argument, or stdin verbatim when that argument is `-` (the fake records it).
     ArgOrStdin,
+    /// stdin verbatim, closed after it.
+    Stdin,
     /// The text block of the ACP `session/prompt` request.
     AcpSession,
 }
@@ -126,6 +131,7 @@ const ENGINES: &[Engine] = &[
         cli_env: "CLAUDE_CODE_PATH",
         fake: "claude-stream-json.sh",
         api_key_env: "ANTHROPIC_API_KEY",
+        request_key_to_cli: true,
         id_key: "sessionId",
         session_id: "fake-session-0001",
         prompt: Prompt::StreamJson,
@@ -141,6 +147,7 @@ const ENGINES: &[Engine] = &[
         cli_env: "CODEX_PATH",
         fake: "codex-exec.sh",
         api_key_env: "CODEX_API_KEY",
+        request_key_to_cli: true,
         id_key: "threadId",
         session_id: "fake-thread-0001",
         prompt: Prompt::ArgOrStdin,
@@ -159,6 +166,7 @@ const ENGINES: &[Engine] = &[
         cli_env: "COPILOT_CLI_PATH",
         fake: "acp-agent.sh",
         api_key_env: "COPILOT_PROVIDER_API_KEY",
+        request_key_to_cli: true,
         id_key: "sessionId",
         session_id: "fake-acp-session-0001",
         prompt: Prompt::AcpSession,
@@ -167,6 +175,27 @@ const ENGINES: &[Engine] = &[
         interrupt_message: true,
         text_event: "text_delta",
         // Copilot reports retries as `Info: …` message chunks.
+        retry_kind: "retry",
+        skip: &[],
+    },
+    Engine {
+        name: "jsonl (pi)",
+        provider: "pi",
+        cli_env: "PI_CLI_PATH",
+        fake: "pi-json.sh",
+        api_key_env: "OPENAI_API_KEY",
+        // pi takes keys from its own model config or provider variables (the request's
+        // `apiKey` gets an `unsupported_field` warning).
+        request_key_to_cli: false,
+        id_key: "sessionId",
+        session_id: "fake-pi-session-0001",
+        prompt: Prompt::Stdin,
+        // The text of the last assistant `message_end`.
+        result: ResultFrom::Event,
+        // stdin is closed after the prompt: the bridge interrupts pi with signals.
+        interrupt_message: false,
+        text_event: "text_delta",
+        // `auto_retry_start` lines.
         retry_kind: "retry",
         skip: &[],
     },
@@ -318,7 +347,7 @@ impl Fake {
         let raw = std::fs::read(self.path("request")).expect("the fake recorded its prompt");
         let raw = String::from_utf8(raw).expect("the prompt is UTF-8");
         match self.engine.prompt {
-            Prompt::ArgOrStdin => raw,
+            Prompt::ArgOrStdin | Prompt::Stdin => raw,
             Prompt::StreamJson => {
                 let sent: Value =
                     serde_json::from_str(raw.trim_end()).expect("the CLI got one JSON line");
@@ -1176,6 +1205,42 @@ fn crash_by_signal_names_the_signal() {
             assert!(error.contains(name), "{signal}: {error}");
             assert!(out.send_errors()[0].contains(name));
         }
+    }
+}
+
+/// The CLI reports that the model API failed for good, then exits 0 (pi does; the others
+/// exit 1): the stream decides, so the turn fails with the provider's message, after what was
+/// streamed, never with a fabricated success.
+#[test]
+fn api_error_then_exit_zero_is_a_failure_with_the_providers_message() {
+    const MESSAGE: &str = "500 upstream failed for good (fake)";
+    for engine in engines() {
+        let fake = Fake::new(engine, "api_error");
+        let out = run(&fake, &[], &request("fail upstream"));
+        out.check_markers();
+        assert_eq!(out.code(), Some(0), "{}", out.stderr);
+        assert_eq!(out.deltas(), ["partial"], "{}", engine.name);
+        let last = out.final_json();
+        assert_eq!(last["success"], false, "{}: {last}", engine.name);
+        assert!(last["result"].is_null(), "no fabricated result: {last}");
+        let error = last["error"].as_str().unwrap();
+        assert!(error.contains(MESSAGE), "{}: {error}", engine.name);
+        assert!(out.send_errors()[0].contains(MESSAGE));
+        assert_eq!(fake.await_no_leftovers(SECS(3)), Vec::<i32>::new());
+
+        let fake = Fake::new(engine, "api_error");
+        let out = run(&fake, &["--format", "jsonl"], &request("fail upstream"));
+        out.check_jsonl();
+        assert_eq!(out.code(), Some(1));
+        let error = out.jsonl_of_type("error").pop().unwrap();
+        assert!(
+            error["message"].as_str().unwrap().contains(MESSAGE),
+            "{}: {error}",
+            engine.name
+        );
+        let end = out.jsonl_of_type("turn_end").pop().unwrap();
+        assert_eq!(end["success"], false);
+        assert_eq!(end["stop_reason"], "error");
     }
 }
 
@@ -2329,7 +2394,7 @@ fn secrets_echoed_by_the_cli_are_redacted_everywhere() {
                         .finish(SECS(30));
                     // The CLI really got (and printed) the secrets.
                     let key = fake.env_var(engine.api_key_env).unwrap();
-                    let expected = if with_request_key {
+                    let expected = if with_request_key && engine.request_key_to_cli {
                         CANARY_REQUEST_KEY
                     } else {
                         CANARY_ENV_KEY
@@ -2426,9 +2491,11 @@ fn inherited_variables_that_break_clis_do_not_reach_the_cli() {
             Some(fake.path("home").display().to_string())
         );
         assert!(fake.env_var("PATH").is_some());
-        assert_eq!(
-            fake.env_var(engine.api_key_env).as_deref(),
-            Some(CANARY_REQUEST_KEY)
-        );
+        let key = if engine.request_key_to_cli {
+            CANARY_REQUEST_KEY
+        } else {
+            CANARY_ENV_KEY
+        };
+        assert_eq!(fake.env_var(engine.api_key_env).as_deref(), Some(key));
     }
 }
