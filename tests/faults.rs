@@ -383,11 +383,31 @@ impl Fake {
             .collect()
     }
 
-    /// Waits up to `timeout` for every process of the fake to be gone; returns the survivors.
+    /// The bridge's group watchdogs (`bridge-watchdog`, one per CLI process group) started
+    /// for this fake that are still alive. Forked from the bridge, they show its environment,
+    /// which names the fake's directory.
+    fn watchdogs(&self) -> Vec<i32> {
+        let marker = format!("FAKE_DIR={}", self.dir.path().display());
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .is_ok_and(|c| c.trim_end() == bridge::core::process::WATCHDOG_NAME)
+            })
+            .filter(|&pid| alive_and_ours(pid, &marker))
+            .collect()
+    }
+
+    /// Waits up to `timeout` for every process of the fake (and the watchdog of its group) to
+    /// be gone; returns the survivors.
     fn await_no_leftovers(&self, timeout: Duration) -> Vec<i32> {
         let deadline = Instant::now() + timeout;
         loop {
-            let left = self.leftovers();
+            let mut left = self.leftovers();
+            left.extend(self.watchdogs());
             if left.is_empty() || Instant::now() > deadline {
                 return left;
             }
@@ -445,7 +465,7 @@ impl Fake {
 impl Drop for Fake {
     /// A failing test must not leave its fake's processes behind.
     fn drop(&mut self) {
-        for pid in self.leftovers() {
+        for pid in self.leftovers().into_iter().chain(self.watchdogs()) {
             // SAFETY: kill has no memory-safety preconditions; the pid was checked to be ours.
             unsafe {
                 libc::kill(pid, libc::SIGKILL);
@@ -1834,27 +1854,57 @@ fn closed_stdout_stops_the_bridge_and_the_cli() {
 }
 
 /// An IDE that force-kills the bridge (SIGKILL, e.g. a second "stop") gives it no chance to
-/// clean up. The CLI group should still not outlive it.
+/// clean up. The CLI dies by `PR_SET_PDEATHSIG`; its own children (three that ignore SIGTERM)
+/// are stopped by the group's watchdog, which then exits too (README "Process hygiene").
 #[test]
-#[ignore = "known gap (README, Process hygiene): after a SIGKILL of the bridge the CLI itself dies (PR_SET_PDEATHSIG) but its own children can survive"]
 fn sigkill_to_the_bridge_leaves_no_cli_behind() {
     for engine in engines() {
-        let fake = Fake::new(engine, "hang");
+        let fake = Fake::new(engine, "grandkids").var("FAKE_ON_INTERRUPT", "ignore");
         let mut running = Running::spawn(
             fake.command(&[]),
-            Input::Close(request("hang").into_bytes()),
+            Input::KeepOpen(format!("{}\n", request("spawn helpers")).into_bytes()),
         );
         running.wait_for_line("a first delta", SECS(20), |l| {
             l.starts_with("[CONTENT_DELTA]")
         });
-        fake.await_pids(2, SECS(5));
+        fake.await_pids(4, SECS(5));
+        let alive_deadline = Instant::now() + SECS(5);
+        while fake.leftovers().len() < 4 && Instant::now() < alive_deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            fake.leftovers().len(),
+            4,
+            "{}: leader + 3 helpers",
+            engine.name
+        );
+        assert_eq!(
+            fake.watchdogs().len(),
+            1,
+            "{}: one watchdog for the CLI's group",
+            engine.name
+        );
+        let killed_at = Instant::now();
         running.signal(libc::SIGKILL);
         let out = running.finish(SECS(20));
         assert_eq!(out.status.signal(), Some(libc::SIGKILL));
+        let left = fake.await_no_leftovers(SECS(5));
+        figure(
+            &format!(
+                "{} / SIGKILL to the bridge: processes left behind",
+                engine.name
+            ),
+            format!(
+                "{} of 4 (+ watchdog), all gone after {:?}",
+                left.len(),
+                killed_at.elapsed()
+            ),
+        );
         assert_eq!(
-            fake.await_no_leftovers(SECS(5)),
+            left,
             Vec::<i32>::new(),
-            "the CLI and its children outlived a SIGKILLed bridge"
+            "{}: the CLI, its children or the watchdog outlived a SIGKILLed bridge",
+            engine.name
         );
     }
 }
