@@ -1319,7 +1319,7 @@ fn silent_cli_hits_the_idle_deadline_and_its_group_is_killed() {
             out.elapsed
         );
         figure(
-            "idle deadline 1 s: bridge exited after",
+            &format!("{}: idle deadline 1 s: bridge exited after", engine.name),
             format!("{:?}", out.elapsed),
         );
         assert_eq!(fake.pids().len(), 2, "leader and its sleep");
@@ -1375,7 +1375,7 @@ fn endless_retries_hit_the_wall_clock_deadline() {
             out.elapsed
         );
         figure(
-            "wall deadline 2 s: bridge exited after",
+            &format!("{}: wall deadline 2 s: bridge exited after", engine.name),
             format!("{:?}", out.elapsed),
         );
         assert_eq!(fake.await_no_leftovers(SECS(3)), Vec::<i32>::new());
@@ -1473,7 +1473,10 @@ fn flood_case(engine: &'static Engine, flat: bool) {
             rss_late.expect("RSS at 90 %"),
         );
         figure(
-            "flood 1,000,000 deltas: bridge peak RSS (VmHWM)",
+            &format!(
+                "{}: flood 1,000,000 deltas: bridge peak RSS (VmHWM)",
+                engine.name
+            ),
             format!(
                 "{mib:.1} MiB; RSS at 10 % {:.1} MiB, at 90 % {:.1} MiB; elapsed {:?}",
                 early as f64 / 1024.0,
@@ -1533,7 +1536,7 @@ fn line_of_64_mib_is_skipped_with_a_warning_and_memory_stays_bounded() {
         assert_eq!(end["success"], true);
         let mib = out.hwm_kib as f64 / 1024.0;
         figure(
-            "64 MiB line: bridge peak RSS (VmHWM)",
+            &format!("{}: 64 MiB line: bridge peak RSS (VmHWM)", engine.name),
             format!("{mib:.1} MiB"),
         );
         assert!(out.hwm_kib > 0);
@@ -1844,9 +1847,11 @@ fn closed_stdout_stops_the_bridge_and_the_cli() {
                 format!("{took:?}; processes left behind: {}", left.len()),
             );
             assert_eq!(out.code(), Some(1), "{scenario}: {}", out.stderr);
+            // No interrupt grace for a reader that went away (5 s): the group is stopped at once.
             assert!(
-                took < SECS(15),
-                "{scenario}: the bridge took {took:?} to exit"
+                took < SECS(4),
+                "{}: {scenario}: the bridge took {took:?} to exit",
+                engine.name
             );
             assert_eq!(left, Vec::<i32>::new(), "{scenario}: processes left behind");
         }
@@ -2176,7 +2181,7 @@ fn ten_mib_message_reaches_the_cli_intact() {
             "the prompt must not go through argv"
         );
         figure(
-            "10 MiB request: bridge run took",
+            &format!("{}: 10 MiB request: bridge run took", engine.name),
             format!("{:?}", out.elapsed),
         );
     }

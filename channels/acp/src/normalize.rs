@@ -394,6 +394,9 @@ pub struct AcpNormalizer {
     /// Tool ids in the order they were first seen (for a deterministic flush).
     order: Vec<String>,
     text: String,
+    /// `text` reached [`RESULT_MAX_BYTES`]: later chunks are not kept (the result stays a
+    /// prefix of what was streamed).
+    text_capped: bool,
     after_tool: bool,
     last_message_id: Option<String>,
     plans: u32,
@@ -437,6 +440,7 @@ impl AcpNormalizer {
     /// Starts a new turn on the same session (text and tool bookkeeping are per turn).
     pub fn begin_turn(&mut self) {
         self.text.clear();
+        self.text_capped = false;
         self.tools.clear();
         self.order.clear();
         self.after_tool = false;
@@ -558,12 +562,18 @@ impl AcpNormalizer {
         } else {
             // The text is kept for the final line's `result`; past RESULT_MAX_BYTES only the
             // deltas carry it (a flood must not grow memory without bound).
-            if self.text.len() < RESULT_MAX_BYTES {
-                let mut room = RESULT_MAX_BYTES - self.text.len();
-                while room < text.len() && !text.is_char_boundary(room) {
-                    room -= 1;
+            if !self.text_capped {
+                let room = RESULT_MAX_BYTES - self.text.len();
+                if text.len() <= room {
+                    self.text.push_str(text);
+                } else {
+                    let mut cut = room;
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    self.text.push_str(&text[..cut]);
+                    self.text_capped = true;
                 }
-                self.text.push_str(&text[..room.min(text.len())]);
             }
             out.push(Event::TextDelta {
                 text: text.to_string(),
@@ -836,6 +846,29 @@ fn describe(error: &RpcError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_capped_result_is_a_prefix_of_the_streamed_text() {
+        let mut n = AcpNormalizer::new();
+        let mut out = Vec::new();
+        let chunk = |text: &str| {
+            json!({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk",
+                   "content": {"type": "text", "text": text}}})
+        };
+        // One byte short of the cap, then a two-byte character that does not fit, then more.
+        n.update(&chunk(&"a".repeat(RESULT_MAX_BYTES - 1)), &mut out);
+        n.update(&chunk("é"), &mut out);
+        n.update(&chunk("b"), &mut out);
+        n.prompt_result(&json!({"stopReason": "end_turn"}), false, &mut out);
+        let Some(Event::TurnEnd(end)) = out.last() else {
+            panic!("{:?}", out.last());
+        };
+        let result = end.result.as_deref().unwrap();
+        assert_eq!(result, "a".repeat(RESULT_MAX_BYTES - 1));
+        n.begin_turn();
+        n.update(&chunk("next turn"), &mut out);
+        assert_eq!(n.text(), "next turn");
+    }
 
     fn update(u: Value) -> Value {
         json!({"sessionId": "s", "update": u})

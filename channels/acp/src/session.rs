@@ -914,7 +914,8 @@ impl AcpSession {
 
     /// Sends one request and waits for its answer, handling everything the agent sends
     /// meanwhile. In the prompt phase a cancel sends `session/cancel` and waits (up to the
-    /// interrupt grace) for the agent to end the turn; elsewhere it aborts at once.
+    /// interrupt grace) for the agent to end the turn; elsewhere it aborts at once, and so
+    /// does a consumer that went away (`ctx.abort`) in any phase.
     async fn call(
         &mut self,
         ctx: &TurnContext,
@@ -935,6 +936,8 @@ impl AcpSession {
             let waiting_for_client = !self.pending.is_empty();
             tokio::select! {
                 biased;
+                // Nobody reads the output any more: stop at once, no interrupt grace.
+                _ = ctx.abort.cancelled() => return Err(Failure::ConsumerGone),
                 _ = ctx.cancel.cancelled(), if !interrupting => {
                     if phase != Phase::Prompt {
                         return Err(Failure::Interrupted);
