@@ -1230,6 +1230,10 @@ impl AcpSession {
                         )
                     }
                 };
+                if matches!(failure, Failure::Deadline | Failure::Idle) {
+                    // Stop it first: its stderr pipe only ends when it is gone.
+                    self.kill(ctx).await;
+                }
                 // The stderr drain may still be catching up with what the agent wrote just
                 // before it died.
                 let tail = self.child.settled_stderr_tail(Duration::from_secs(1)).await;
