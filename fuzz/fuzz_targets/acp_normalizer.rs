@@ -37,7 +37,11 @@ fn check_turn(events: &[Event]) {
     for event in events {
         match event {
             Event::ToolUse(tool) => {
-                assert!(announced.insert(tool.id.clone()), "tool {} announced twice", tool.id);
+                assert!(
+                    announced.insert(tool.id.clone()),
+                    "tool {} announced twice",
+                    tool.id
+                );
             }
             Event::ToolResult(result) => {
                 assert!(
@@ -52,7 +56,10 @@ fn check_turn(events: &[Event]) {
                 );
             }
             Event::PermissionRequest(request) => {
-                assert!(request.options.contains(&DecisionKind::Cancel), "{request:?}");
+                assert!(
+                    request.options.contains(&DecisionKind::Cancel),
+                    "{request:?}"
+                );
                 assert!(!request.request_id.is_empty());
             }
             Event::TextDelta { text: delta } => {
@@ -60,15 +67,28 @@ fn check_turn(events: &[Event]) {
                 text.push_str(delta);
             }
             Event::TurnEnd(end) if end.success => {
-                let result = end.result.as_deref().expect("a successful turn has a result");
-                assert!(result.len() <= RESULT_MAX_BYTES, "result of {} bytes", result.len());
-                assert!(text.starts_with(result), "result is not a prefix of the deltas");
+                let result = end
+                    .result
+                    .as_deref()
+                    .expect("a successful turn has a result");
+                assert!(
+                    result.len() <= RESULT_MAX_BYTES,
+                    "result of {} bytes",
+                    result.len()
+                );
+                assert!(
+                    text.starts_with(result),
+                    "result is not a prefix of the deltas"
+                );
                 if text.len() <= RESULT_MAX_BYTES {
                     assert_eq!(result, text, "the result lost text");
                 }
             }
             Event::TurnEnd(end) => {
-                assert!(end.error.as_deref().is_some_and(|e| !e.is_empty()), "{end:?}");
+                assert!(
+                    end.error.as_deref().is_some_and(|e| !e.is_empty()),
+                    "{end:?}"
+                );
             }
             _ => {}
         }
