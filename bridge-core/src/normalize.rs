@@ -163,10 +163,18 @@ impl ExitTurn {
         };
         let failure = if let Some(error) = &self.error {
             Some((ErrorCode::Provider, error.clone()))
-        } else if !exit_ok {
+        } else if !exit_ok && self.completed {
             Some((
                 ErrorCode::ExitedEarly,
                 with_plain(format!("{provider} exited with {how}")),
+            ))
+        } else if !exit_ok {
+            // Same wording as the other engines: the turn was cut, not just a bad exit.
+            Some((
+                ErrorCode::ExitedEarly,
+                with_plain(format!(
+                    "{provider} exited with {how} before finishing the turn"
+                )),
             ))
         } else if !self.completed {
             Some((

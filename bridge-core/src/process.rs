@@ -7,6 +7,26 @@
 //!
 //! stderr is always drained on its own task (an undrained pipe deadlocks a chatty child once
 //! 64 KiB are buffered) and its last lines are kept for error reports.
+//!
+//! # When the owning process is killed (Linux)
+//!
+//! A SIGKILL gives the owner no chance to stop the group. Two things still end it:
+//!
+//! * the CLI itself gets `PR_SET_PDEATHSIG` (SIGKILL when the thread that spawned it exits);
+//! * a **watchdog** per child stops the rest of the group (tool shells, MCP servers: the CLI's
+//!   own children, which `PDEATHSIG` does not reach). It is forked from the child before `exec`
+//!   (no helper binary needed, so it works the same for library users), detached (its parent
+//!   exits at once, so it is neither the CLI's child nor the owner's), in its own process group
+//!   (so signals meant for the CLI's group do not stop it), named `bridge-watchdog`, and holds
+//!   the read end of a pipe whose only write end lives in the owning process (close-on-exec,
+//!   and closed in the watchdog). Any death of the owner, SIGKILL included, closes that write
+//!   end; the watchdog then SIGKILLs the CLI's group and exits. It also exits on its own within
+//!   [`WATCHDOG_POLL`] once the group is gone (checked with `kill(-pgid, 0)`, so a group whose
+//!   orphaned members are zombies nobody reaps keeps it until the owner exits), so it never
+//!   outlives the group it guards by more than that.
+//!
+//! `PR_SET_CHILD_SUBREAPER` is no alternative: it makes the owner adopt orphaned descendants
+//! while it lives, but it dies with the owner, and the orphans of a killed owner go to init.
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
@@ -49,6 +69,135 @@ pub const SCRUBBED_ENV: &[&str] = &[
 
 /// Prefixes of scrubbed variables (`npm_config_*` and friends from `npm run` / `npx`).
 pub const SCRUBBED_ENV_PREFIXES: &[&str] = &["npm_", "NPM_CONFIG_", "DYLD_", "LD_"];
+
+/// How often a child's watchdog checks whether the group it guards is gone (Linux).
+pub const WATCHDOG_POLL: Duration = Duration::from_millis(250);
+
+/// Name of the watchdog processes (`/proc/PID/comm`), so tools and tests can count them.
+pub const WATCHDOG_NAME: &str = "bridge-watchdog";
+
+#[cfg(target_os = "linux")]
+mod watchdog {
+    //! The group watchdog (see the module docs of `process`).
+
+    use std::sync::OnceLock;
+
+    /// The liveness pipe `(read, write)`: both ends close-on-exec, created once per process
+    /// and never closed, so the write end closes exactly when the process dies.
+    static PIPE: OnceLock<Option<(libc::c_int, libc::c_int)>> = OnceLock::new();
+
+    pub(super) fn pipe() -> Option<(libc::c_int, libc::c_int)> {
+        *PIPE.get_or_init(|| {
+            let mut fds = [0 as libc::c_int; 2];
+            // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+            let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+            (rc == 0).then_some((fds[0], fds[1]))
+        })
+    }
+
+    /// fork(2) without the libc wrapper (no atfork handlers: only raw system calls are safe
+    /// in the child of a multithreaded process).
+    unsafe fn raw_fork() -> libc::c_long {
+        // SAFETY: clone with only SIGCHLD and no new stack is fork(2); the argument order of
+        // the remaining (zero) arguments differs per architecture but zeros are zeros.
+        unsafe {
+            libc::syscall(
+                libc::SYS_clone,
+                libc::SIGCHLD as libc::c_ulong,
+                0usize,
+                0usize,
+                0usize,
+                0usize,
+            )
+        }
+    }
+
+    /// Starts the watchdog of the calling process's group. Runs in the child between fork and
+    /// exec, after it became its group's leader: async-signal-safe calls only, never fails
+    /// the spawn (without a watchdog the CLI still has `PDEATHSIG`).
+    ///
+    /// # Safety
+    /// Only call between fork and exec (`pre_exec`), with the descriptors from [`pipe`].
+    pub(super) unsafe fn start(read_fd: libc::c_int, write_fd: libc::c_int) {
+        // SAFETY (whole block): raw system calls on our own process and descriptors.
+        unsafe {
+            let group = libc::getpid();
+            let middle = raw_fork();
+            if middle < 0 {
+                return;
+            }
+            if middle > 0 {
+                // The CLI-to-be: reap the short-lived middle process, then exec.
+                let mut status = 0;
+                while libc::waitpid(middle as libc::pid_t, &mut status, 0) < 0
+                    && *libc::__errno_location() == libc::EINTR
+                {}
+                return;
+            }
+            // The middle process: fork the watchdog and leave, so the watchdog is re-parented
+            // (to init or a subreaper) instead of being a child of the CLI.
+            if raw_fork() != 0 {
+                libc::_exit(0);
+            }
+            watch(group, read_fd, write_fd)
+        }
+    }
+
+    unsafe fn watch(group: libc::pid_t, read_fd: libc::c_int, write_fd: libc::c_int) -> ! {
+        // SAFETY (whole block): raw system calls on our own process and descriptors.
+        unsafe {
+            libc::setpgid(0, 0);
+            libc::prctl(
+                libc::PR_SET_NAME,
+                c"bridge-watchdog".as_ptr() as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            // Signal handlers inherited from the owner (its interrupt handling) must not keep a
+            // watchdog alive.
+            for signal in 1..32 {
+                if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+            }
+            libc::chdir(c"/".as_ptr());
+            // Keep only the pipe's read end (as fd 0): the CLI's stdio pipes and, above all,
+            // the pipe's write end must not be held here.
+            if libc::dup2(read_fd, 0) < 0 {
+                libc::_exit(1);
+            }
+            if libc::syscall(libc::SYS_close_range, 1u32, u32::MAX, 0u32) != 0 {
+                for fd in [1, 2, read_fd, write_fd] {
+                    if fd != 0 {
+                        libc::close(fd);
+                    }
+                }
+            }
+            let poll_ms = super::WATCHDOG_POLL.as_millis() as libc::c_int;
+            loop {
+                let mut fds = libc::pollfd {
+                    fd: 0,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                let ready = libc::poll(&mut fds, 1, poll_ms);
+                if ready > 0 {
+                    // Nobody writes to the pipe: readable means end of file, so the owner is
+                    // gone. Its group goes too.
+                    libc::kill(-group, libc::SIGKILL);
+                    libc::_exit(0);
+                }
+                if ready == 0
+                    && libc::kill(-group, 0) != 0
+                    && *libc::__errno_location() == libc::ESRCH
+                {
+                    libc::_exit(0);
+                }
+            }
+        }
+    }
+}
 
 /// How the child's stdin is connected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,13 +382,19 @@ impl ChildProcess {
             // CLI. The signal fires when the spawning thread exits; tokio's worker threads
             // live as long as the runtime, which outlives every child we spawn.
             let parent = std::process::id();
-            // SAFETY: the closure runs between fork and exec and only calls async-signal-safe
-            // functions (prctl, getppid, kill).
+            // The rest of the group is stopped by a watchdog (module docs).
+            let pipe = watchdog::pipe();
+            // SAFETY: the closure runs between fork and exec, after the child became its
+            // group's leader, and only makes raw system calls (prctl, getppid, kill, and the
+            // watchdog's fork, which uses nothing else).
             unsafe {
                 command.pre_exec(move || {
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                     if libc::getppid() as u32 != parent {
                         libc::kill(libc::getpid(), libc::SIGKILL);
+                    }
+                    if let Some((read_fd, write_fd)) = pipe {
+                        watchdog::start(read_fd, write_fd);
                     }
                     Ok(())
                 });

@@ -97,7 +97,22 @@ pub trait Normalizer: Send {
     fn finish(&mut self, exit: Option<&ExitStatus>, out: &mut Vec<Event>) {
         let _ = (exit, out);
     }
+
+    /// For a provider whose terminal signal is the exit: whether the stream so far says the
+    /// turn is complete (pi's `agent_end`), so the CLI should exit now. The engine then gives
+    /// it [`TurnLimits::exit_grace`]; a CLI that stays (neither exits nor prints a line that
+    /// reopens the turn) is stopped, and [`Normalizer::finish`] decides as if it had exited 0:
+    /// its stream said the turn was done, staying is not a failure of the turn. The default
+    /// (false) waits for the exit, up to the deadlines.
+    fn turn_complete(&self) -> bool {
+        false
+    }
 }
+
+/// After the leader exited, how long stdout may stay quiet before the engine stops reading it
+/// (a helper left behind can hold the pipe open forever; what the leader wrote is already in
+/// the pipe and reads at once).
+const AFTER_EXIT_QUIET: Duration = Duration::from_millis(250);
 
 /// When the engine closes the child's stdin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,7 +195,10 @@ impl TurnContext {
 
 enum Stop {
     Ended(TurnEnd),
+    /// stdout ended, or the leader exited and stdout went quiet.
     Eof,
+    /// The stream said the turn is complete and the CLI stayed past the exit grace.
+    Stayed,
     Idle,
     Wall,
     Interrupted,
@@ -263,6 +281,11 @@ pub async fn run_process_turn(
     let mut interrupting = false;
     let mut interrupt_deadline = started + limits.wall;
     let mut batch = Vec::new();
+    // Set once the leader exited: stop reading when stdout is quiet or this passes.
+    let mut leader_exited: Option<Instant> = None;
+    let mut drain_deadline = wall_deadline;
+    // Set while the normalizer says the turn is complete: the CLI should exit by then.
+    let mut stay_deadline: Option<Instant> = None;
 
     let mut stderr_open = true;
     let stop = 'read: loop {
@@ -323,6 +346,27 @@ pub async fn run_process_turn(
                     }
                     normalizer.line(&text, &mut batch);
                 }
+                stay_deadline = match (normalizer.turn_complete(), stay_deadline) {
+                    (false, _) => None,
+                    (true, Some(deadline)) => Some(deadline),
+                    (true, None) => Some(Instant::now() + limits.exit_grace),
+                };
+                if let Some(exited) = leader_exited {
+                    drain_deadline = (Instant::now() + AFTER_EXIT_QUIET).min(exited + limits.exit_grace);
+                }
+            }
+            // The leader is gone but something it left behind may hold stdout open: read
+            // what is there, then stop (the group is swept below).
+            _ = child.wait(), if leader_exited.is_none() => {
+                let now = Instant::now();
+                leader_exited = Some(now);
+                drain_deadline = now + AFTER_EXIT_QUIET;
+            }
+            _ = tokio::time::sleep_until(drain_deadline), if leader_exited.is_some() => {
+                break 'read Stop::Eof;
+            }
+            _ = tokio::time::sleep_until(stay_deadline.unwrap_or(wall_deadline)), if stay_deadline.is_some() && leader_exited.is_none() => {
+                break 'read Stop::Stayed;
             }
         }
         // What the stdout or stderr line produced (nothing after a deadline or activity tick).
@@ -370,11 +414,17 @@ pub async fn run_process_turn(
             child.sweep_group();
             end
         }
-        Stop::Eof => {
+        Stop::Eof | Stop::Stayed => {
             drop(stdin_tx.take());
-            let status = match child.wait_timeout(limits.exit_grace).await {
-                Some(status) => Some(status),
-                None => child.terminate(limits.kill_grace).await,
+            let status = if matches!(stop, Stop::Stayed) {
+                child.terminate(limits.kill_grace).await;
+                // The stream said the turn was complete; the CLI only failed to leave.
+                Some(exit_status_zero())
+            } else {
+                match child.wait_timeout(limits.exit_grace).await {
+                    Some(status) => Some(status),
+                    None => child.terminate(limits.kill_grace).await,
+                }
             };
             child.sweep_group();
             // Everything the CLI wrote to stderr before it exited reaches the normalizer
@@ -531,6 +581,15 @@ fn resolve_permission(
     });
 }
 
+/// A successful exit status (for a CLI stopped after its stream said the turn was complete).
+fn exit_status_zero() -> ExitStatus {
+    #[cfg(unix)]
+    use std::os::unix::process::ExitStatusExt;
+    #[cfg(windows)]
+    use std::os::windows::process::ExitStatusExt;
+    ExitStatus::from_raw(0)
+}
+
 /// The [`TurnEnd`] of an interrupted turn, as the plugin expects it.
 pub fn interrupted_end(session_id: Option<String>) -> TurnEnd {
     TurnEnd {
@@ -607,6 +666,9 @@ mod tests {
         }
         fn finish(&mut self, exit: Option<&ExitStatus>, out: &mut Vec<Event>) {
             self.turn.finish("fake", exit, self.session.clone(), out);
+        }
+        fn turn_complete(&self) -> bool {
+            self.turn.is_complete()
         }
     }
 
@@ -717,6 +779,42 @@ mod tests {
             .expect("text");
         assert!(id < text, "{events:?}");
         assert!(end(&events).success);
+    }
+
+    #[tokio::test]
+    async fn a_cli_that_stays_after_completing_is_stopped_and_the_turn_succeeds() {
+        let started = std::time::Instant::now();
+        let events = run(r#"echo '{"text":"Hi"}'; echo '{"done":true}'; exec sleep 30"#).await;
+        let end = end(&events);
+        assert!(end.success, "{events:?}");
+        assert_eq!(end.result.as_deref(), Some("done"));
+        // exit grace (2 s) + SIGTERM, far from the 30 s the CLI would stay.
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_secs(2) && took < Duration::from_secs(10),
+            "{took:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_helper_holding_stdout_does_not_hold_the_turn_after_the_leader_exited() {
+        for (script, success) in [
+            (
+                r#"sleep 30 & echo '{"text":"Hi"}'; echo '{"done":true}'; exit 0"#,
+                true,
+            ),
+            (r#"sleep 30 & echo '{"text":"Hi"}'; exit 0"#, false),
+        ] {
+            let started = std::time::Instant::now();
+            let events = run(script).await;
+            assert_eq!(end(&events).success, success, "{script}: {events:?}");
+            assert!(
+                events.contains(&Event::TextDelta { text: "Hi".into() }),
+                "{events:?}"
+            );
+            let took = started.elapsed();
+            assert!(took < Duration::from_secs(5), "{script}: {took:?}");
+        }
     }
 
     #[tokio::test]

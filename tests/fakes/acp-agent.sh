@@ -51,6 +51,10 @@ emit_result() {
 emit_interrupted() {
   respond "$PROMPT_ID" '{"stopReason":"cancelled"}'
 }
+# An agent whose model call failed for good answers session/prompt with a JSON-RPC error.
+emit_api_error() {
+  printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"Internal error","data":{"details":"%s"}}}\n' "$PROMPT_ID" "$1"
+}
 emit_tool() {
   printf '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s","update":{"sessionUpdate":"tool_call","toolCallId":"%s","title":"echo %s","kind":"execute","status":"pending","rawInput":{"command":"echo %s"}}}}\n' "$SID" "$1" "$2" "$2"
   printf '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s","update":{"sessionUpdate":"tool_call_update","toolCallId":"%s","status":"completed","content":[{"type":"content","content":{"type":"text","text":"%s"}}]}}}\n' "$SID" "$1" "$2"

@@ -11,6 +11,7 @@
 #   emit_delta TEXT           one streamed text piece (TEXT is JSON-string safe)
 #   emit_result TEXT          the provider's own successful terminal event
 #   emit_interrupted          what the CLI prints after a graceful interrupt (terminal event)
+#   emit_api_error MESSAGE    what the CLI prints when the model API failed for good
 #   emit_tool ID TEXT         a tool call and its result (TEXT in both)
 #   emit_retry N              a "retrying the API" status line
 #   delta_line_prefix / delta_line_suffix
@@ -43,6 +44,10 @@ emit_interrupted() {
   printf '{"type":"control_response","response":{"subtype":"success","request_id":"bridge-interrupt"}}\n'
   printf '{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]},"parent_tool_use_id":null,"session_id":"%s"}\n' "$SID"
   printf '{"type":"result","subtype":"error_during_execution","is_error":true,"stop_reason":null,"session_id":"%s"}\n' "$SID"
+}
+# What Claude Code prints when the API fails for good (`result` with is_error).
+emit_api_error() {
+  printf '{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"result":"API Error: %s","stop_reason":"stop_sequence","session_id":"%s","usage":{"input_tokens":0,"output_tokens":0}}\n' "$1" "$SID"
 }
 emit_tool() {
   printf '{"type":"assistant","message":{"id":"msg_fake_tool","role":"assistant","content":[{"type":"tool_use","id":"%s","name":"Bash","input":{"command":"echo %s"}}]},"session_id":"%s","parent_tool_use_id":null}\n' "$1" "$2" "$SID"

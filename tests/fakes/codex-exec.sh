@@ -37,6 +37,11 @@ emit_result() {
 emit_interrupted() {
   printf '{"type":"turn.failed","error":{"message":"interrupted"}}\n'
 }
+# What `codex exec --json` prints when the API fails for good.
+emit_api_error() {
+  printf '{"type":"error","message":"%s"}\n' "$1"
+  printf '{"type":"turn.failed","error":{"message":"%s"}}\n' "$1"
+}
 emit_tool() {
   ITEM=$((ITEM + 1))
   printf '{"type":"item.started","item":{"id":"item_%s","type":"command_execution","command":"echo %s","aggregated_output":"","exit_code":null,"status":"in_progress"}}\n' "$ITEM" "$2"

@@ -71,6 +71,17 @@ case "${FAKE_SCENARIO:-ok}" in
     echo "fake-cli: leaving without a result" >&2
     exit 0
     ;;
+  api_error)
+    # The API failed for good (after the CLI's own retries), and the CLI exits 0 all the same
+    # (pi does; the others exit 1, which must not be what makes the turn fail).
+    emit_init
+    emit_block_start
+    emit_delta "partial"
+    echo "fake-cli: giving up after retries" >&2
+    emit_api_error "500 upstream failed for good (fake)"
+    finish_turn
+    exit 0
+    ;;
   hang)
     emit_init
     emit_block_start

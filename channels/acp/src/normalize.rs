@@ -18,7 +18,7 @@
 //! `current_mode_update`, `config_option_update` and `session_info_update` carry nothing a
 //! client renders and are dropped.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use bridge_core::event::{
     Event, FileDiff, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse, TurnEnd, Usage,
@@ -394,9 +394,16 @@ pub struct AcpNormalizer {
     /// Tool ids in the order they were first seen (for a deterministic flush).
     order: Vec<String>,
     text: String,
+    /// `text` reached [`RESULT_MAX_BYTES`]: later chunks are not kept (the result stays a
+    /// prefix of what was streamed).
+    text_capped: bool,
     after_tool: bool,
     last_message_id: Option<String>,
     plans: u32,
+    /// Ids of this turn's plan tool calls (made up by the bridge).
+    plan_ids: HashSet<String>,
+    /// Agent tool call ids that equal one of `plan_ids`, and the id they go out with.
+    renamed: HashMap<String, String>,
 }
 
 impl AcpNormalizer {
@@ -437,6 +444,9 @@ impl AcpNormalizer {
     /// Starts a new turn on the same session (text and tool bookkeeping are per turn).
     pub fn begin_turn(&mut self) {
         self.text.clear();
+        self.text_capped = false;
+        self.plan_ids.clear();
+        self.renamed.clear();
         self.tools.clear();
         self.order.clear();
         self.after_tool = false;
@@ -451,6 +461,23 @@ impl AcpNormalizer {
             self.session_id = Some(id.to_string());
             out.push(Event::SessionId { id: id.to_string() });
         }
+    }
+
+    /// The id an agent's tool call goes out with: its own, unless the bridge already used it
+    /// for a plan in this turn (a wire id must name one call).
+    fn agent_tool_id(&mut self, id: &str) -> String {
+        if let Some(alias) = self.renamed.get(id) {
+            return alias.clone();
+        }
+        if !self.plan_ids.contains(id) {
+            return id.to_string();
+        }
+        let mut alias = format!("{id}-agent");
+        while self.plan_ids.contains(&alias) || self.tools.contains_key(&alias) {
+            alias.push('_');
+        }
+        self.renamed.insert(id.to_string(), alias.clone());
+        alias
     }
 
     fn tool(&mut self, id: &str) -> &mut ToolState {
@@ -558,12 +585,18 @@ impl AcpNormalizer {
         } else {
             // The text is kept for the final line's `result`; past RESULT_MAX_BYTES only the
             // deltas carry it (a flood must not grow memory without bound).
-            if self.text.len() < RESULT_MAX_BYTES {
-                let mut room = RESULT_MAX_BYTES - self.text.len();
-                while room < text.len() && !text.is_char_boundary(room) {
-                    room -= 1;
+            if !self.text_capped {
+                let room = RESULT_MAX_BYTES - self.text.len();
+                if text.len() <= room {
+                    self.text.push_str(text);
+                } else {
+                    let mut cut = room;
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    self.text.push_str(&text[..cut]);
+                    self.text_capped = true;
                 }
-                self.text.push_str(&text[..room.min(text.len())]);
             }
             out.push(Event::TextDelta {
                 text: text.to_string(),
@@ -589,7 +622,7 @@ impl AcpNormalizer {
             }
             Some("agent_thought_chunk") => self.text_chunk(update, true, out),
             Some(kind @ ("tool_call" | "tool_call_update")) => {
-                let Some(id) = str_at(update, "toolCallId").map(str::to_string) else {
+                let Some(id) = str_at(update, "toolCallId").map(|id| self.agent_tool_id(id)) else {
                     return;
                 };
                 self.tool(&id).merge(update);
@@ -628,9 +661,14 @@ impl AcpNormalizer {
                         })
                     })
                     .collect();
+                // An id no call of this turn has (the agent's ids are its own choice).
                 self.plans += 1;
+                while self.tools.contains_key(&format!("acp-plan-{}", self.plans)) {
+                    self.plans += 1;
+                }
                 self.output_seen = true;
                 let id = format!("acp-plan-{}", self.plans);
+                self.plan_ids.insert(id.clone());
                 out.push(Event::ToolUse(ToolUse {
                     id: id.clone(),
                     name: "TodoWrite".into(),
@@ -676,7 +714,7 @@ impl AcpNormalizer {
     ) -> PermissionRequest {
         let call = params.get("toolCall").cloned().unwrap_or(Value::Null);
         let tool_call_id = str_at(&call, "toolCallId")
-            .map(str::to_string)
+            .map(|t| self.agent_tool_id(t))
             .unwrap_or_else(|| format!("acp-permission-{id}"));
         self.tool(&tool_call_id).merge(&call);
         self.announce(&tool_call_id, out);
@@ -836,6 +874,79 @@ fn describe(error: &RpcError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_agent_call_with_a_plan_id_keeps_the_wire_ids_unique() {
+        let mut n = AcpNormalizer::new();
+        let mut out = Vec::new();
+        let up = |u: Value| json!({"sessionId": "s", "update": u});
+        // The agent's call first: the plan takes another id.
+        n.update(
+            &up(
+                json!({"sessionUpdate": "tool_call", "toolCallId": "acp-plan-1", "title": "ls",
+                            "kind": "execute", "status": "in_progress"}),
+            ),
+            &mut out,
+        );
+        n.update(
+            &up(json!({"sessionUpdate": "plan", "entries": []})),
+            &mut out,
+        );
+        // The plan first: the agent's call goes out renamed, its result too.
+        n.update(
+            &up(
+                json!({"sessionUpdate": "tool_call", "toolCallId": "acp-plan-2", "title": "ls",
+                            "kind": "execute", "status": "in_progress"}),
+            ),
+            &mut out,
+        );
+        n.update(
+            &up(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": "acp-plan-2",
+                            "status": "completed"}),
+            ),
+            &mut out,
+        );
+        let uses: Vec<&str> = out
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolUse(t) => Some(t.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(uses, ["acp-plan-1", "acp-plan-2", "acp-plan-2-agent"]);
+        let results: Vec<&str> = out
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolResult(r) => Some(r.tool_use_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(results, ["acp-plan-2", "acp-plan-2-agent"]);
+    }
+
+    #[test]
+    fn the_capped_result_is_a_prefix_of_the_streamed_text() {
+        let mut n = AcpNormalizer::new();
+        let mut out = Vec::new();
+        let chunk = |text: &str| {
+            json!({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk",
+                   "content": {"type": "text", "text": text}}})
+        };
+        // One byte short of the cap, then a two-byte character that does not fit, then more.
+        n.update(&chunk(&"a".repeat(RESULT_MAX_BYTES - 1)), &mut out);
+        n.update(&chunk("é"), &mut out);
+        n.update(&chunk("b"), &mut out);
+        n.prompt_result(&json!({"stopReason": "end_turn"}), false, &mut out);
+        let Some(Event::TurnEnd(end)) = out.last() else {
+            panic!("{:?}", out.last());
+        };
+        let result = end.result.as_deref().unwrap();
+        assert_eq!(result, "a".repeat(RESULT_MAX_BYTES - 1));
+        n.begin_turn();
+        n.update(&chunk("next turn"), &mut out);
+        assert_eq!(n.text(), "next turn");
+    }
 
     fn update(u: Value) -> Value {
         json!({"sessionId": "s", "update": u})

@@ -931,7 +931,8 @@ impl AcpSession {
 
     /// Sends one request and waits for its answer, handling everything the agent sends
     /// meanwhile. In the prompt phase a cancel sends `session/cancel` and waits (up to the
-    /// interrupt grace) for the agent to end the turn; elsewhere it aborts at once.
+    /// interrupt grace) for the agent to end the turn; elsewhere it aborts at once, and so
+    /// does a consumer that went away (`ctx.abort`) in any phase.
     async fn call(
         &mut self,
         ctx: &TurnContext,
@@ -952,6 +953,8 @@ impl AcpSession {
             let waiting_for_client = !self.pending.is_empty();
             tokio::select! {
                 biased;
+                // Nobody reads the output any more: stop at once, no interrupt grace.
+                _ = ctx.abort.cancelled() => return Err(Failure::ConsumerGone),
                 _ = ctx.cancel.cancelled(), if !interrupting => {
                     if phase != Phase::Prompt {
                         return Err(Failure::Interrupted);
@@ -1244,6 +1247,10 @@ impl AcpSession {
                         )
                     }
                 };
+                if matches!(failure, Failure::Deadline | Failure::Idle) {
+                    // Stop it first: its stderr pipe only ends when it is gone.
+                    self.kill(ctx).await;
+                }
                 // The stderr drain may still be catching up with what the agent wrote just
                 // before it died.
                 let tail = self.child.settled_stderr_tail(Duration::from_secs(1)).await;

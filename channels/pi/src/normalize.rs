@@ -411,6 +411,11 @@ impl Normalizer for PiNormalizer {
         self.session_id.clone()
     }
 
+    fn turn_complete(&self) -> bool {
+        // `agent_end`, and no `auto_retry_start` after it.
+        self.turn.is_complete()
+    }
+
     fn finish(&mut self, exit: Option<&ExitStatus>, out: &mut Vec<Event>) {
         if let Some(usage) = self.usage.take() {
             out.push(Event::Usage(usage));
