@@ -40,7 +40,11 @@ pub fn check_marker_line(line: &str, last_of_turn_end: bool) {
         "[CONTENT_DELTA]" | "[THINKING_DELTA]" => {
             serde_json::from_str::<String>(payload).expect("delta payload is a JSON string");
         }
-        "[MESSAGE]" | "[TOOL_RESULT]" | "[USAGE]" | "[SEND_ERROR]" | "[PERMISSION_REQUEST]"
+        "[MESSAGE]"
+        | "[TOOL_RESULT]"
+        | "[USAGE]"
+        | "[SEND_ERROR]"
+        | "[PERMISSION_REQUEST]"
         | "[PERMISSION_DECISION]" => {
             let value: Value = serde_json::from_str(payload).expect("payload is JSON");
             assert!(value.is_object(), "{line}");
@@ -48,7 +52,6 @@ pub fn check_marker_line(line: &str, last_of_turn_end: bool) {
         _ => {}
     }
 }
-
 
 /// Encodes `events` in both formats (markers with `dialect`) and checks every line.
 pub fn check_events(events: &[Event], dialect: MarkerDialect) {
