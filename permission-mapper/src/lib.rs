@@ -10,7 +10,8 @@
 //! 2. **Normalize** ([`PermissionMode::unified`], [`PermissionMode::alias`]): the three-valued core
 //!    ([`UnifiedMode`]: default, sandbox, yolo) plus an optional [`ModeAlias`], exactly as the
 //!    reference's `normalizeUnifiedMode` table.
-//! 3. **Map** to a provider ([`claude`], [`codex`], [`pi`], [`omp`], [`grok_cli`]): `to_provider`
+//! 3. **Map** to a provider ([`claude`], [`codex`], [`pi`], [`omp`], [`grok_cli`], [`opencode`],
+//!    [`kimi`]): `to_provider`
 //!    gives the native settings,
 //!    `from_provider` reads them back, and `effective` wraps the settings in an [`Effective`] report
 //!    that says, in words, whenever the provider could not honour the requested mode exactly
@@ -53,8 +54,10 @@ pub mod codex;
 mod effective;
 mod error;
 pub mod grok_cli;
+pub mod kimi;
 mod mode;
 pub mod omp;
+pub mod opencode;
 pub mod pi;
 
 pub use effective::{Effective, Note, NoteKind};

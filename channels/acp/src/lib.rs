@@ -10,6 +10,7 @@
 //!   turn, `session/cancel` on interrupt, approvals through the turn's permission broker;
 //! * [`normalize`]: the pure `session/update` → [`Event`] mapping (snapshot-tested on captures);
 //! * [`permission`]: unified decisions → the agent's option ids, and each mode's policy;
+//! * [`oneshot`]: the one-shot JSON print-mode transport some ACP providers also offer;
 //! * [`AcpProvider`] + [`AcpChannel`]: what a provider crate declares (argv, env, modes, auth,
 //!   tested version) and the [`Channel`] built from it. A provider crate is data:
 //!
@@ -38,6 +39,7 @@
 #![deny(missing_docs)]
 
 pub mod normalize;
+pub mod oneshot;
 pub mod permission;
 pub mod rpc;
 pub mod session;
