@@ -25,6 +25,9 @@ pub struct OneShotLaunch {
     pub warnings: Vec<Event>,
     /// Private files the turn needs (an agent file, …); deleted when the turn is over.
     pub scratch: Option<tempfile::TempDir>,
+    /// The session the turn runs in, when it is known before the CLI says (a resumed one, or
+    /// one the bridge named).
+    pub session_id: Option<String>,
 }
 
 /// Why a request cannot run.
@@ -53,8 +56,8 @@ pub struct OneShot {
     pub probe: ProbeSpec,
     /// The process for one turn of the CLI at the given path.
     pub build: fn(PathBuf, &Request, &ProbeEnv) -> Result<OneShotLaunch, OneShotError>,
-    /// The normalizer for one turn of `request`.
-    pub normalizer: fn(&Request) -> Box<dyn Normalizer>,
+    /// The normalizer for one turn, given [`OneShotLaunch::session_id`].
+    pub normalizer: fn(Option<String>) -> Box<dyn Normalizer>,
 }
 
 /// The [`Channel`] of a [`OneShot`] print mode.
@@ -125,7 +128,8 @@ impl Channel for OneShotChannel {
                     }
                 });
             }
-            run_process_turn(launch.turn, (spec.normalizer)(&request), ctx).await;
+            let normalizer = (spec.normalizer)(launch.session_id.clone());
+            run_process_turn(launch.turn, normalizer, ctx).await;
             drop(launch.scratch);
         })
     }

@@ -42,8 +42,8 @@ pub const ONE_SHOT: OneShot = OneShot {
     normalizer,
 };
 
-fn normalizer(request: &Request) -> Box<dyn Normalizer> {
-    Box::new(OpencodeNormalizer::new(request.session_id.clone()))
+fn normalizer(session_id: Option<String>) -> Box<dyn Normalizer> {
+    Box::new(OpencodeNormalizer::new(session_id))
 }
 
 /// The `json` transport's channel.
@@ -125,6 +125,7 @@ pub fn build_turn(
         turn,
         warnings,
         scratch: None,
+        session_id: request.session_id.clone(),
     })
 }
 
