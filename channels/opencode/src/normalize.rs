@@ -38,6 +38,9 @@ use serde_json::Value;
 /// What opencode's tool error says when a call was refused for lack of approval.
 pub const REJECTED: &str = "rejected permission";
 
+/// The tool opencode runs for a call to a tool it does not offer (denied in this mode).
+pub const INVALID_TOOL: &str = "invalid";
+
 /// How many non-JSON stdout lines are reported as warnings.
 const PLAIN_LINE_WARNINGS: usize = 5;
 
@@ -177,7 +180,9 @@ impl OpencodeNormalizer {
             Some("completed") => out.push(Event::ToolResult(ToolResult {
                 tool_use_id: id,
                 content: Value::String(str_at(state, "output").unwrap_or("").to_string()),
-                is_error: false,
+                // opencode answers a call to a tool it does not offer (a denied one) through
+                // its `invalid` tool, which "completes" with the error.
+                is_error: name == INVALID_TOOL,
             })),
             Some("error") => {
                 let error = str_at(state, "error").unwrap_or("the tool failed");
@@ -315,6 +320,15 @@ impl Normalizer for OpencodeNormalizer {
     fn finish(&mut self, exit: Option<&ExitStatus>, out: &mut Vec<Event>) {
         if let Some(usage) = self.usage.take() {
             out.push(Event::Usage(usage));
+        }
+        // A resume that fails prints nothing on stdout (`Session not found` on stderr, exit 1).
+        if self.emitted_session.is_none()
+            && self.turn.error_message().is_none()
+            && !exit.is_some_and(ExitStatus::success)
+            && let Some(id) = &self.session_id
+        {
+            self.turn
+                .error(format!("opencode could not resume session {id}"));
         }
         let stop = match self.last_finish.as_deref() {
             Some("stop") => Some(StopReason::EndTurn),
@@ -456,6 +470,16 @@ mod tests {
             1
         );
         assert!(end(&events).success);
+    }
+
+    #[test]
+    fn a_failed_resume_names_the_session() {
+        let mut normalizer = OpencodeNormalizer::new(Some("ses_gone".into()));
+        let mut out = Vec::new();
+        normalizer.finish(Some(&ExitStatus::from_raw(1 << 8)), &mut out);
+        let error = end(&out).error.clone().unwrap();
+        assert!(error.contains("ses_gone"), "{error}");
+        assert_eq!(end(&out).session_id.as_deref(), Some("ses_gone"));
     }
 
     #[test]
