@@ -91,7 +91,11 @@ fn json_tool_runs_when_the_mode_allows_it() {
 
 #[test]
 fn json_read_only_mode_runs_an_agent_without_the_shell() {
-    print_mode_tool_refused_when_denied(P.json(), "sandbox");
+    let out = print_mode_tool_refused_when_denied(P.json(), "sandbox");
+    assert!(
+        out.contains("not found"),
+        "the shell was not offered: {out}"
+    );
 }
 
 /// Without a Kimi Code login, a request that names no transport runs in print mode and says

@@ -87,6 +87,11 @@ fn json_tool_runs_when_the_mode_allows_it() {
 #[test]
 fn json_tool_is_refused_by_policy_when_the_mode_needs_an_approval() {
     let out = print_mode_tool_refused_when_denied(P.json(), "default");
+    assert!(
+        out.lines()
+            .any(|l| l.contains(r#""type":"warning""#) && l.contains(r#""code":"permission_mode""#)),
+        "the mode's effect is announced up front: {out}"
+    );
     let decision = out
         .lines()
         .find(|l| l.contains(r#""type":"permission_decision""#))

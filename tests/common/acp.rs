@@ -360,9 +360,14 @@ pub fn acp_markers_view(stdout: &str, sandbox: &Sandbox) -> String {
     stabilize(&markers_view(stdout, sandbox))
 }
 
-/// A stable view of ACP JSONL output (see [`acp_markers_view`]).
+/// A stable view of ACP JSONL output (see [`acp_markers_view`]); a version probe that timed
+/// out on a loaded machine is left out (it depends on timing, not on the bridge).
 pub fn acp_jsonl_view(stdout: &str, sandbox: &Sandbox) -> String {
-    stabilize(&jsonl_view(stdout, sandbox))
+    let view = stabilize(&jsonl_view(stdout, sandbox));
+    view.lines()
+        .filter(|l| !(l.contains(r#""code":"untested_version""#) && l.contains("timed out")))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn stabilize(text: &str) -> String {
@@ -829,8 +834,7 @@ pub fn print_mode_tool_runs_when_allowed(provider: impl Into<Target>, mode: &str
 }
 
 /// A mode that does not allow the command: it does not run, the refusal is visible (a failed
-/// tool result, and a `permission_mode` warning up front), and the turn still ends normally.
-/// Returns the JSONL output.
+/// tool result), and the turn still ends normally. Returns the JSONL output.
 pub fn print_mode_tool_refused_when_denied(provider: impl Into<Target>, mode: &str) -> String {
     let provider: Target = provider.into();
     let sandbox = Sandbox::new();
@@ -838,12 +842,6 @@ pub fn print_mode_tool_refused_when_denied(provider: impl Into<Target>, mode: &s
     assert!(
         !sandbox.work().join("mock-created.txt").exists(),
         "the refused command ran:\n{out}"
-    );
-    assert!(
-        out.lines().any(
-            |l| l.contains(r#""type":"warning""#) && l.contains(r#""code":"permission_mode""#)
-        ),
-        "the mode's effect is announced: {out}"
     );
     assert!(
         out.lines()
