@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use bridge_core::channel::Channel;
 use bridge_core::event::{ErrorCode, ErrorInfo, Event};
+use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
 use bridge_core::turn::{Normalizer, ProcessTurn, TurnContext, run_process_turn};
 use futures_util::future::BoxFuture;
@@ -28,6 +29,48 @@ pub struct OneShotLaunch {
     /// The session the turn runs in, when it is known before the CLI says (a resumed one, or
     /// one the bridge named).
     pub session_id: Option<String>,
+}
+
+impl OneShotLaunch {
+    /// The arguments, as text (for tests and diagnostics).
+    pub fn args(&self) -> Vec<String> {
+        self.turn
+            .command
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// The value the launch sets for the variable `key`, if it sets one.
+    pub fn env(&self, key: &str) -> Option<String> {
+        self.turn
+            .command
+            .env
+            .iter()
+            .find(|(k, _)| k.to_str() == Some(key))
+            .map(|(_, v)| v.to_string_lossy().into_owned())
+    }
+
+    /// The codes of the warnings, in order.
+    pub fn warning_codes(&self) -> Vec<String> {
+        self.warnings
+            .iter()
+            .filter_map(|e| match e {
+                Event::Warning { code, .. } => Some(code.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Sets each of `defaults` on `command` unless the bridge's environment `env` sets it.
+pub fn set_env_defaults(command: &mut CommandSpec, defaults: &[(&str, &str)], env: &ProbeEnv) {
+    for (key, value) in defaults {
+        if env.var(key).is_none() {
+            command.env(key, value);
+        }
+    }
 }
 
 /// Why a request cannot run.

@@ -21,7 +21,7 @@
 use std::process::ExitStatus;
 
 use bridge_core::event::{Event, FileDiff, StopReason, ToolKind, ToolResult, ToolUse};
-use bridge_core::normalize::ExitTurn;
+use bridge_core::normalize::{ExitTurn, UnparsedLines};
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
 
@@ -42,7 +42,7 @@ const TOOL_FILLER: &str = "Using tools to help you...";
 pub struct GrokCliNormalizer {
     turn: ExitTurn,
     assistant_messages: usize,
-    plain_warnings: usize,
+    unparsed: UnparsedLines,
 }
 
 fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
@@ -161,14 +161,7 @@ impl Normalizer for GrokCliNormalizer {
             Ok(value @ Value::Object(_)) => value,
             _ => {
                 self.turn.plain_line(line);
-                if self.plain_warnings < 5 && !line.trim().is_empty() {
-                    self.plain_warnings += 1;
-                    let shown: String = line.trim().chars().take(300).collect();
-                    out.push(Event::warning(
-                        "unparsed_line",
-                        format!("grok-cli printed a line that is not JSON: {shown}"),
-                    ));
-                }
+                out.extend(self.unparsed.warning("grok-cli", line));
                 return;
             }
         };

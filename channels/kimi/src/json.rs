@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use bridge_acp::oneshot::{
     OneShot, OneShotChannel, OneShotError, OneShotLaunch, attachments_skipped,
-    message_with_agent_prompt, scratch_dir,
+    message_with_agent_prompt, scratch_dir, set_env_defaults,
 };
 use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
@@ -127,11 +127,7 @@ pub fn build_turn(
     if let Some(key) = &request.api_key {
         command.env("KIMI_API_KEY", key.expose());
     }
-    for (key, value) in ENV_DEFAULTS {
-        if env.var(key).is_none() {
-            command.env(key, value);
-        }
-    }
+    set_env_defaults(&mut command, ENV_DEFAULTS, env);
     command.cwd = request.cwd.clone();
     command.stdin = StdinMode::Piped;
     let turn = ProcessTurn {
@@ -152,8 +148,6 @@ pub fn build_turn(
 
 #[cfg(test)]
 mod tests {
-    use std::ffi::OsString;
-
     use serde_json::json;
 
     use super::*;
@@ -164,34 +158,15 @@ mod tests {
     }
 
     fn args(launch: &OneShotLaunch) -> Vec<String> {
-        launch
-            .turn
-            .command
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect()
+        launch.args()
     }
 
     fn env(launch: &OneShotLaunch, key: &str) -> Option<String> {
-        launch
-            .turn
-            .command
-            .env
-            .iter()
-            .find(|(k, _)| k == &OsString::from(key))
-            .map(|(_, v)| v.to_string_lossy().into_owned())
+        launch.env(key)
     }
 
     fn codes(launch: &OneShotLaunch) -> Vec<String> {
-        launch
-            .warnings
-            .iter()
-            .filter_map(|e| match e {
-                Event::Warning { code, .. } => Some(code.clone()),
-                _ => None,
-            })
-            .collect()
+        launch.warning_codes()
     }
 
     #[test]

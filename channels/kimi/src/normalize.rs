@@ -24,7 +24,7 @@
 use std::process::ExitStatus;
 
 use bridge_core::event::{Event, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse};
-use bridge_core::normalize::{ExitTurn, SnapshotDelta, SnapshotStep};
+use bridge_core::normalize::{ExitTurn, SnapshotDelta, SnapshotStep, UnparsedLines};
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
 
@@ -36,9 +36,6 @@ pub const WRAP_COLUMNS: usize = 80;
 
 /// Plain-text lines kept for the error message.
 const PLAIN_LINES: usize = 40;
-
-/// How many non-JSON stdout lines are reported as warnings.
-const PLAIN_LINE_WARNINGS: usize = 5;
 
 /// Normalized kind of a Kimi CLI tool.
 ///
@@ -109,7 +106,7 @@ pub struct KimiNormalizer {
     last_text: Option<String>,
     /// Non-JSON stdout lines, untrimmed (kimi wraps its errors at 80 columns).
     plain: Vec<String>,
-    plain_warnings: usize,
+    unparsed: UnparsedLines,
 }
 
 impl KimiNormalizer {
@@ -227,14 +224,7 @@ impl KimiNormalizer {
         if self.plain.len() < PLAIN_LINES {
             self.plain.push(line.trim_end_matches('\r').to_string());
         }
-        if self.plain_warnings < PLAIN_LINE_WARNINGS {
-            self.plain_warnings += 1;
-            let shown: String = line.trim().chars().take(300).collect();
-            out.push(Event::warning(
-                "unparsed_line",
-                format!("kimi printed a line that is not JSON: {shown}"),
-            ));
-        }
+        out.extend(self.unparsed.warning(crate::ID, line));
     }
 }
 

@@ -30,7 +30,7 @@ use std::process::ExitStatus;
 use bridge_core::event::{
     Event, FileDiff, StopReason, ToolKind, ToolResult, ToolUse, Usage, UsageScope,
 };
-use bridge_core::normalize::ExitTurn;
+use bridge_core::normalize::{ExitTurn, TurnUsage, UnparsedLines};
 use bridge_core::permission::{DecisionKind, DecisionSource, EffectiveDecision};
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
@@ -40,9 +40,6 @@ pub const REJECTED: &str = "rejected permission";
 
 /// The tool opencode runs for a call to a tool it does not offer (denied in this mode).
 pub const INVALID_TOOL: &str = "invalid";
-
-/// How many non-JSON stdout lines are reported as warnings.
-const PLAIN_LINE_WARNINGS: usize = 5;
 
 /// Normalized kind of an opencode tool.
 ///
@@ -134,8 +131,8 @@ pub struct OpencodeNormalizer {
     /// Text of the step that finished last.
     last_text: Option<String>,
     tools: HashSet<String>,
-    usage: Option<Usage>,
-    plain_warnings: usize,
+    usage: TurnUsage,
+    unparsed: UnparsedLines,
 }
 
 impl OpencodeNormalizer {
@@ -217,38 +214,20 @@ impl OpencodeNormalizer {
         let cache_read = u64_at(part, "/tokens/cache/read");
         let cache_write = u64_at(part, "/tokens/cache/write");
         if input + output + reasoning + cache_read + cache_write > 0 {
-            let cost = part
-                .get("cost")
-                .and_then(Value::as_f64)
-                .filter(|c| *c > 0.0);
-            out.push(Event::Usage(Usage {
+            let usage = Usage {
                 scope: UsageScope::Message,
                 input_tokens: input,
                 output_tokens: output,
                 cache_read_input_tokens: cache_read,
                 cache_creation_input_tokens: cache_write,
                 reasoning_tokens: (reasoning > 0).then_some(reasoning),
-                cost_usd: cost,
-            }));
-            let total = self.usage.get_or_insert(Usage {
-                scope: UsageScope::Turn,
-                input_tokens: 0,
-                output_tokens: 0,
-                cache_read_input_tokens: 0,
-                cache_creation_input_tokens: 0,
-                reasoning_tokens: None,
-                cost_usd: None,
-            });
-            total.input_tokens += input;
-            total.output_tokens += output;
-            total.cache_read_input_tokens += cache_read;
-            total.cache_creation_input_tokens += cache_write;
-            if reasoning > 0 {
-                *total.reasoning_tokens.get_or_insert(0) += reasoning;
-            }
-            if let Some(cost) = cost {
-                *total.cost_usd.get_or_insert(0.0) += cost;
-            }
+                cost_usd: part
+                    .get("cost")
+                    .and_then(Value::as_f64)
+                    .filter(|c| *c > 0.0),
+            };
+            self.usage.add(&usage);
+            out.push(Event::Usage(usage));
         }
         if reason == "error" {
             self.turn
@@ -265,14 +244,7 @@ impl Normalizer for OpencodeNormalizer {
             Ok(value @ Value::Object(_)) => value,
             _ => {
                 self.turn.plain_line(line);
-                if self.plain_warnings < PLAIN_LINE_WARNINGS && !line.trim().is_empty() {
-                    self.plain_warnings += 1;
-                    let shown: String = line.trim().chars().take(300).collect();
-                    out.push(Event::warning(
-                        "unparsed_line",
-                        format!("opencode printed a line that is not JSON: {shown}"),
-                    ));
-                }
+                out.extend(self.unparsed.warning(crate::ID, line));
                 return;
             }
         };

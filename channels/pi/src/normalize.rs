@@ -31,14 +31,10 @@ use bridge_core::event::{
     Event, FileDiff, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse, Usage,
     UsageScope,
 };
-use bridge_core::normalize::ExitTurn;
+use bridge_core::normalize::{ExitTurn, TurnUsage, UnparsedLines};
 use bridge_core::turn::Normalizer;
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-/// How many non-JSON stdout lines are reported as warnings (all are kept for the error text,
-/// up to [`bridge_core::normalize::PlainLines::MAX_LINES`]).
-const PLAIN_LINE_WARNINGS: usize = 5;
 
 /// The fields of a line the token stream needs. Most lines are `message_update`s that repeat
 /// the whole partial message; reading them into this (borrowing the delta, skipping the rest
@@ -72,8 +68,8 @@ pub struct PiNormalizer {
     /// Text and stop reason of the latest assistant message.
     last_text: Option<String>,
     last_stop: StopReason,
-    usage: Option<Usage>,
-    plain_warnings: usize,
+    usage: TurnUsage,
+    unparsed: UnparsedLines,
 }
 
 fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
@@ -197,8 +193,8 @@ impl PiNormalizer {
             tools_finished: HashSet::new(),
             last_text: None,
             last_stop: StopReason::EndTurn,
-            usage: None,
-            plain_warnings: 0,
+            usage: TurnUsage::default(),
+            unparsed: UnparsedLines::default(),
         }
     }
 
@@ -276,22 +272,7 @@ impl PiNormalizer {
                 reasoning_tokens: None,
                 cost_usd: cost,
             };
-            let total = self.usage.get_or_insert(Usage {
-                scope: UsageScope::Turn,
-                input_tokens: 0,
-                output_tokens: 0,
-                cache_read_input_tokens: 0,
-                cache_creation_input_tokens: 0,
-                reasoning_tokens: None,
-                cost_usd: None,
-            });
-            total.input_tokens += input;
-            total.output_tokens += output;
-            total.cache_read_input_tokens += cache_read;
-            total.cache_creation_input_tokens += cache_write;
-            if let Some(cost) = cost {
-                *total.cost_usd.get_or_insert(0.0) += cost;
-            }
+            self.usage.add(&message_usage);
             out.push(Event::Usage(message_usage));
         }
         self.last_text = message_text(message);
@@ -329,14 +310,7 @@ impl Normalizer for PiNormalizer {
             Ok(value @ Value::Object(_)) => value,
             _ => {
                 self.turn.plain_line(line);
-                if self.plain_warnings < PLAIN_LINE_WARNINGS && !line.trim().is_empty() {
-                    self.plain_warnings += 1;
-                    let shown: String = line.trim().chars().take(300).collect();
-                    out.push(Event::warning(
-                        "unparsed_line",
-                        format!("{} printed a line that is not JSON: {shown}", self.provider),
-                    ));
-                }
+                out.extend(self.unparsed.warning(self.provider, line));
                 return;
             }
         };
