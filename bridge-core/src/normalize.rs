@@ -18,6 +18,7 @@ use std::process::ExitStatus;
 
 use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd, Usage, UsageScope};
 use crate::process::describe_exit;
+use crate::turn::Normalizer;
 
 /// The outcome of a turn whose terminal signal is the CLI's exit, built up line by line.
 ///
@@ -280,6 +281,42 @@ impl SnapshotDelta {
     pub fn text(&self) -> &str {
         &self.seen
     }
+}
+
+/// Replays a recorded turn through `normalizer`, as the engine would run it: the turn start,
+/// every stdout line, then every stderr line (a CLI that prints its session id on stderr does
+/// so when it exits), then [`Normalizer::finish`] with `exit`. For snapshot tests of captures.
+///
+/// ```
+/// use std::os::unix::process::ExitStatusExt;
+/// use bridge_core::event::Event;
+/// use bridge_core::normalize::replay;
+/// # struct Nothing;
+/// # impl bridge_core::turn::Normalizer for Nothing {
+/// #     fn line(&mut self, _: &str, _: &mut Vec<Event>) {}
+/// #     fn session_id(&self) -> Option<String> { None }
+/// # }
+/// let events = replay("demo", &mut Nothing, "a\nb", "", std::process::ExitStatus::from_raw(0));
+/// assert_eq!(events, [Event::TurnStart { provider: "demo".into() }]);
+/// ```
+pub fn replay(
+    provider: &str,
+    normalizer: &mut dyn Normalizer,
+    stdout: &str,
+    stderr: &str,
+    exit: ExitStatus,
+) -> Vec<Event> {
+    let mut events = vec![Event::TurnStart {
+        provider: provider.to_string(),
+    }];
+    for line in stdout.lines() {
+        normalizer.line(line, &mut events);
+    }
+    for line in stderr.lines() {
+        normalizer.stderr_line(line, &mut events);
+    }
+    normalizer.finish(Some(&exit), &mut events);
+    events
 }
 
 /// The turn's usage: the sum of the per-message (or per-step) usage a CLI reports.

@@ -1,4 +1,5 @@
-//! The Codex, pi and grok-cli normalizers fed arbitrary lines (the first byte picks one, and
+//! The Codex, pi, grok-cli, opencode (`run --format json`) and kimi (`--print`) normalizers fed
+//! arbitrary lines (the first byte picks one, and
 //! whether the CLI "exited" 0, 1 or by a signal): never panics, and everything emitted encodes
 //! to valid wire lines (see `common.rs`).
 #![no_main]
@@ -8,6 +9,8 @@ use std::process::ExitStatus;
 
 use bridge_channel_codex::normalize::CodexNormalizer;
 use bridge_channel_grok_cli::normalize::GrokCliNormalizer;
+use bridge_channel_kimi::normalize::KimiNormalizer;
+use bridge_channel_opencode::normalize::OpencodeNormalizer;
 use bridge_channel_pi::normalize::PiNormalizer;
 use bridge_core::encode::MarkerDialect;
 use bridge_core::turn::Normalizer;
@@ -20,12 +23,14 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else {
         return;
     };
-    let (mut normalizer, dialect): (Box<dyn Normalizer>, MarkerDialect) = match selector % 3 {
+    let (mut normalizer, dialect): (Box<dyn Normalizer>, MarkerDialect) = match selector % 5 {
         0 => (Box::new(CodexNormalizer::new()), MarkerDialect::THREAD),
         1 => (Box::new(PiNormalizer::new("pi")), MarkerDialect::SESSION),
+        2 => (Box::new(OpencodeNormalizer::new(None)), MarkerDialect::SESSION),
+        3 => (Box::new(KimiNormalizer::new(None)), MarkerDialect::SESSION),
         _ => (Box::new(GrokCliNormalizer::new()), MarkerDialect::SESSION),
     };
-    let exit = match (selector / 3) % 3 {
+    let exit = match (selector / 5) % 3 {
         0 => ExitStatus::from_raw(0),
         1 => ExitStatus::from_raw(1 << 8),
         _ => ExitStatus::from_raw(9),

@@ -64,6 +64,20 @@ impl OneShotLaunch {
     }
 }
 
+/// A turn of `command` whose prompt is `payload` on stdin, closed right after it (the print
+/// modes read the prompt to EOF and wait for it on an open stdin).
+pub fn stdin_prompt_turn(provider: &str, mut command: CommandSpec, payload: String) -> ProcessTurn {
+    command.stdin = bridge_core::process::StdinMode::Piped;
+    ProcessTurn {
+        provider: provider.into(),
+        command,
+        stdin_payload: payload.into_bytes(),
+        close_stdin: bridge_core::turn::CloseStdin::AfterPayload,
+        interrupt_payload: None,
+        responder: None,
+    }
+}
+
 /// Sets each of `defaults` on `command` unless the bridge's environment `env` sets it.
 pub fn set_env_defaults(command: &mut CommandSpec, defaults: &[(&str, &str)], env: &ProbeEnv) {
     for (key, value) in defaults {

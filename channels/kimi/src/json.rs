@@ -19,12 +19,12 @@ use std::path::PathBuf;
 
 use bridge_acp::oneshot::{
     OneShot, OneShotChannel, OneShotError, OneShotLaunch, attachments_skipped,
-    message_with_agent_prompt, scratch_dir, set_env_defaults,
+    message_with_agent_prompt, scratch_dir, set_env_defaults, stdin_prompt_turn,
 };
 use bridge_core::event::Event;
-use bridge_core::process::{CommandSpec, StdinMode};
+use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
-use bridge_core::turn::{CloseStdin, Normalizer, ProcessTurn};
+use bridge_core::turn::Normalizer;
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 
@@ -129,15 +129,7 @@ pub fn build_turn(
     }
     set_env_defaults(&mut command, ENV_DEFAULTS, env);
     command.cwd = request.cwd.clone();
-    command.stdin = StdinMode::Piped;
-    let turn = ProcessTurn {
-        provider: crate::ID.into(),
-        command,
-        stdin_payload: message_with_agent_prompt(request).into_bytes(),
-        close_stdin: CloseStdin::AfterPayload,
-        interrupt_payload: None,
-        responder: None,
-    };
+    let turn = stdin_prompt_turn(crate::ID, command, message_with_agent_prompt(request));
     Ok(OneShotLaunch {
         turn,
         warnings,
@@ -148,6 +140,8 @@ pub fn build_turn(
 
 #[cfg(test)]
 mod tests {
+    use bridge_core::process::StdinMode;
+    use bridge_core::turn::CloseStdin;
     use serde_json::json;
 
     use super::*;
@@ -155,18 +149,6 @@ mod tests {
     fn build(request: serde_json::Value) -> OneShotLaunch {
         let request = Request::from_value(request).unwrap();
         build_turn("/opt/kimi".into(), &request, &ProbeEnv::empty()).unwrap()
-    }
-
-    fn args(launch: &OneShotLaunch) -> Vec<String> {
-        launch.args()
-    }
-
-    fn env(launch: &OneShotLaunch, key: &str) -> Option<String> {
-        launch.env(key)
-    }
-
-    fn codes(launch: &OneShotLaunch) -> Vec<String> {
-        launch.warning_codes()
     }
 
     #[test]
@@ -177,7 +159,7 @@ mod tests {
             "baseUrl": "http://127.0.0.1:1/v1", "apiKey": "sk-canary-2",
         }));
         assert_eq!(
-            args(&launch),
+            launch.args(),
             [
                 "--print",
                 "--output-format",
@@ -194,23 +176,20 @@ mod tests {
         assert_eq!(launch.turn.stdin_payload, b"-p --yolo hi");
         assert_eq!(launch.turn.command.stdin, StdinMode::Piped);
         assert_eq!(launch.turn.close_stdin, CloseStdin::AfterPayload);
-        assert_eq!(env(&launch, "KIMI_API_KEY").as_deref(), Some("sk-canary-2"));
+        assert_eq!(launch.env("KIMI_API_KEY").as_deref(), Some("sk-canary-2"));
         assert_eq!(
-            env(&launch, "KIMI_BASE_URL").as_deref(),
+            launch.env("KIMI_BASE_URL").as_deref(),
             Some("http://127.0.0.1:1/v1")
         );
-        assert_eq!(
-            env(&launch, "KIMI_CLI_NO_AUTO_UPDATE").as_deref(),
-            Some("1")
-        );
-        assert!(!args(&launch).iter().any(|a| a.contains("sk-canary")));
-        assert!(codes(&launch).is_empty(), "{:?}", launch.warnings);
+        assert_eq!(launch.env("KIMI_CLI_NO_AUTO_UPDATE").as_deref(), Some("1"));
+        assert!(!launch.args().iter().any(|a| a.contains("sk-canary")));
+        assert!(launch.warning_codes().is_empty(), "{:?}", launch.warnings);
     }
 
     #[test]
     fn read_only_modes_get_a_private_agent_file_without_writing_tools() {
         let launch = build(json!({"message": "hi", "permissionMode": "sandbox"}));
-        let args = args(&launch);
+        let args = launch.args();
         // A new session is named by the bridge, so its id is known from the start.
         let id = launch.session_id.clone().unwrap();
         assert_eq!(id.len(), 36);
@@ -226,7 +205,7 @@ mod tests {
             let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o700);
         }
-        assert!(codes(&launch).is_empty());
+        assert!(launch.warning_codes().is_empty());
         drop(launch);
         assert!(!path.exists(), "the agent file goes with the turn");
     }
@@ -238,12 +217,12 @@ mod tests {
             "attachments": [{"fileName": "a.png", "mediaType": "image/png", "data": "AAAA"}],
         }));
         assert_eq!(
-            codes(&launch),
+            launch.warning_codes(),
             ["reasoning_effort", "permission_mode", "attachment_skipped"]
         );
         let off = build(
             json!({"message": "hi", "disableThinking": true, "reasoningEffort": "high", "permissionMode": "yolo"}),
         );
-        assert_eq!(args(&off)[3], "--no-thinking");
+        assert_eq!(off.args()[3], "--no-thinking");
     }
 }

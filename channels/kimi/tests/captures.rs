@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use bridge_channel_kimi::KimiNormalizer;
-use bridge_core::encode::{Encoder, JsonlEncoder, MarkerDialect, MarkerEncoder};
+use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
 use bridge_core::event::{Event, TurnEnd};
-use bridge_core::turn::Normalizer;
+use bridge_core::normalize::replay;
 
 fn captures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
@@ -35,29 +35,9 @@ fn normalize(name: &str) -> Vec<Event> {
         _ => None,
     };
     let mut normalizer = KimiNormalizer::new(resume);
-    let mut events = vec![Event::TurnStart {
-        provider: "kimi".into(),
-    }];
-    for line in stdout.lines() {
-        normalizer.line(line, &mut events);
-    }
     // kimi prints the session id on stderr when it exits, after its stdout.
-    for line in stderr.lines() {
-        normalizer.stderr_line(line, &mut events);
-    }
-    normalizer.finish(
-        Some(&ExitStatus::from_raw(exit_code(name) << 8)),
-        &mut events,
-    );
-    events
-}
-
-fn encode(events: &[Event], encoder: &mut dyn Encoder) -> String {
-    let mut lines = Vec::new();
-    for event in events {
-        encoder.encode(event, &mut lines);
-    }
-    lines.join("\n")
+    let exit = ExitStatus::from_raw(exit_code(name) << 8);
+    replay("kimi", &mut normalizer, &stdout, &stderr, exit)
 }
 
 fn capture_names() -> Vec<String> {
@@ -89,8 +69,8 @@ fn every_kimi_capture_normalizes_to_a_stable_event_stream() {
     );
     for name in names {
         let (events, _) = end_of(&name);
-        let jsonl = encode(&events, &mut JsonlEncoder::new(false));
-        let markers = encode(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
+        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
+        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
         insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
         insta::assert_snapshot!(format!("{name}.markers"), markers);
     }

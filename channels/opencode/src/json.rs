@@ -15,12 +15,12 @@ use std::path::PathBuf;
 
 use bridge_acp::oneshot::{
     OneShot, OneShotChannel, OneShotError, OneShotLaunch, attachments_skipped,
-    message_with_agent_prompt, set_env_defaults,
+    message_with_agent_prompt, set_env_defaults, stdin_prompt_turn,
 };
 use bridge_core::event::Event;
-use bridge_core::process::{CommandSpec, StdinMode};
+use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
-use bridge_core::turn::{CloseStdin, Normalizer, ProcessTurn};
+use bridge_core::turn::Normalizer;
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 
@@ -108,15 +108,7 @@ pub fn build_turn(
     warnings.extend(attachments_skipped(crate::ID, request));
     set_env_defaults(&mut command, ENV_DEFAULTS, env);
     command.cwd = request.cwd.clone();
-    command.stdin = StdinMode::Piped;
-    let turn = ProcessTurn {
-        provider: crate::ID.into(),
-        command,
-        stdin_payload: message_with_agent_prompt(request).into_bytes(),
-        close_stdin: CloseStdin::AfterPayload,
-        interrupt_payload: None,
-        responder: None,
-    };
+    let turn = stdin_prompt_turn(crate::ID, command, message_with_agent_prompt(request));
     Ok(OneShotLaunch {
         turn,
         warnings,
@@ -127,6 +119,8 @@ pub fn build_turn(
 
 #[cfg(test)]
 mod tests {
+    use bridge_core::process::StdinMode;
+    use bridge_core::turn::CloseStdin;
     use serde_json::json;
 
     use super::*;
@@ -134,18 +128,6 @@ mod tests {
     fn build(request: serde_json::Value) -> OneShotLaunch {
         let request = Request::from_value(request).unwrap();
         build_turn("/opt/opencode".into(), &request, &ProbeEnv::empty()).unwrap()
-    }
-
-    fn args(launch: &OneShotLaunch) -> Vec<String> {
-        launch.args()
-    }
-
-    fn env(launch: &OneShotLaunch, key: &str) -> Option<String> {
-        launch.env(key)
-    }
-
-    fn codes(launch: &OneShotLaunch) -> Vec<String> {
-        launch.warning_codes()
     }
 
     #[test]
@@ -156,7 +138,7 @@ mod tests {
             "permissionMode": "yolo",
         }));
         assert_eq!(
-            args(&launch),
+            launch.args(),
             [
                 "run",
                 "--format",
@@ -181,28 +163,31 @@ mod tests {
             Some(std::path::Path::new("/tmp"))
         );
         assert_eq!(
-            env(&launch, "OPENCODE_PERMISSION").as_deref(),
+            launch.env("OPENCODE_PERMISSION").as_deref(),
             Some(r#"{"edit":"allow","bash":"allow","webfetch":"allow"}"#)
         );
         assert_eq!(
-            env(&launch, "OPENCODE_DISABLE_AUTOUPDATE").as_deref(),
+            launch.env("OPENCODE_DISABLE_AUTOUPDATE").as_deref(),
             Some("1")
         );
-        assert!(codes(&launch).is_empty(), "{:?}", launch.warnings);
+        assert!(launch.warning_codes().is_empty(), "{:?}", launch.warnings);
     }
 
     #[test]
     fn modes_that_need_approval_say_what_will_be_refused() {
         let launch = build(json!({"message": "hi"}));
-        assert_eq!(codes(&launch), ["permission_mode"]);
+        assert_eq!(launch.warning_codes(), ["permission_mode"]);
         assert_eq!(
-            env(&launch, "OPENCODE_PERMISSION").as_deref(),
+            launch.env("OPENCODE_PERMISSION").as_deref(),
             Some(r#"{"edit":"ask","bash":"ask","webfetch":"ask"}"#)
         );
         let plan = build(json!({"message": "hi", "permissionMode": "plan"}));
-        assert!(args(&plan).ends_with(&["--agent".to_string(), "plan".to_string()]));
+        assert!(
+            plan.args()
+                .ends_with(&["--agent".to_string(), "plan".to_string()])
+        );
         assert_eq!(
-            env(&plan, "OPENCODE_PERMISSION").as_deref(),
+            plan.env("OPENCODE_PERMISSION").as_deref(),
             Some(r#"{"edit":"deny","bash":"deny","webfetch":"ask"}"#)
         );
     }
@@ -214,9 +199,9 @@ mod tests {
             "baseUrl": "http://127.0.0.1:9/v1", "apiKey": "sk-canary-1",
             "attachments": [{"fileName": "a.png", "mediaType": "image/png", "data": "AAAA"}],
         }));
-        assert!(!args(&launch).contains(&"--thinking".to_string()));
+        assert!(!launch.args().contains(&"--thinking".to_string()));
         assert_eq!(
-            codes(&launch),
+            launch.warning_codes(),
             [
                 "disable_thinking",
                 "unsupported_field",

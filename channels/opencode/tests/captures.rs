@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use bridge_channel_opencode::OpencodeNormalizer;
-use bridge_core::encode::{Encoder, JsonlEncoder, MarkerDialect, MarkerEncoder};
+use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
 use bridge_core::event::{Event, TurnEnd};
-use bridge_core::turn::Normalizer;
+use bridge_core::normalize::replay;
 
 fn captures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
@@ -32,28 +32,10 @@ fn exit(name: &str) -> ExitStatus {
 
 fn normalize(name: &str) -> Vec<Event> {
     let dir = captures_dir();
-    let text = std::fs::read_to_string(dir.join(format!("{name}.stdout"))).unwrap();
+    let stdout = std::fs::read_to_string(dir.join(format!("{name}.stdout"))).unwrap();
     let stderr = std::fs::read_to_string(dir.join(format!("{name}.stderr"))).unwrap_or_default();
     let mut normalizer = OpencodeNormalizer::new(None);
-    let mut events = vec![Event::TurnStart {
-        provider: "opencode".into(),
-    }];
-    for line in text.lines() {
-        normalizer.line(line, &mut events);
-    }
-    for line in stderr.lines() {
-        normalizer.stderr_line(line, &mut events);
-    }
-    normalizer.finish(Some(&exit(name)), &mut events);
-    events
-}
-
-fn encode(events: &[Event], encoder: &mut dyn Encoder) -> String {
-    let mut lines = Vec::new();
-    for event in events {
-        encoder.encode(event, &mut lines);
-    }
-    lines.join("\n")
+    replay("opencode", &mut normalizer, &stdout, &stderr, exit(name))
 }
 
 fn capture_names() -> Vec<String> {
@@ -85,8 +67,8 @@ fn every_opencode_capture_normalizes_to_a_stable_event_stream() {
     );
     for name in names {
         let (events, _) = end_of(&name);
-        let jsonl = encode(&events, &mut JsonlEncoder::new(false));
-        let markers = encode(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
+        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
+        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
         insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
         insta::assert_snapshot!(format!("{name}.markers"), markers);
     }
