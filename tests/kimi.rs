@@ -98,17 +98,22 @@ fn json_read_only_mode_runs_an_agent_without_the_shell() {
     );
 }
 
-/// Without a Kimi Code login, a request that names no transport runs in print mode and says
-/// why; naming ACP fails with a message that points at `--transport json`.
+/// Without a Kimi Code login, a request that names no transport runs in print mode (and says
+/// why) when its mode loses nothing there; a `default`-mode one stays on ACP, which fails with a
+/// message that points at `--transport json`.
 #[test]
-fn without_a_login_print_mode_is_used_and_acp_points_at_it() {
+fn without_a_login_print_mode_is_used_when_safe_and_acp_points_at_it() {
     let mock = Mock::start();
     let login = |sandbox: &Sandbox| sandbox.home().join(".kimi/credentials/kimi-code.json");
-    let sandbox = Sandbox::new();
-    let cmd = acp_command(P, &sandbox, &mock.url(), &["--format", "jsonl"]);
-    std::fs::remove_file(login(&sandbox)).unwrap();
-    let out = common::run_with_stdin(cmd, &json!({"message": "MOCK:text hi"}).to_string());
-    let out = String::from_utf8_lossy(&out.stdout).into_owned();
+    let run = |mode: &str, format: &str| {
+        let sandbox = Sandbox::new();
+        let cmd = acp_command(P, &sandbox, &mock.url(), &["--format", format]);
+        std::fs::remove_file(login(&sandbox)).unwrap();
+        let request = json!({"message": "MOCK:text hi", "permissionMode": mode});
+        let out = common::run_with_stdin(cmd, &request.to_string());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = run("yolo", "jsonl");
     let warning = out
         .lines()
         .find(|l| l.contains(r#""code":"transport""#))
@@ -119,11 +124,7 @@ fn without_a_login_print_mode_is_used_and_acp_points_at_it() {
         "{out}"
     );
 
-    let sandbox = Sandbox::new();
-    let cmd = acp_command(P, &sandbox, &mock.url(), &["--transport", "acp"]);
-    std::fs::remove_file(login(&sandbox)).unwrap();
-    let out = common::run_with_stdin(cmd, &json!({"message": "MOCK:text hi"}).to_string());
-    let out = String::from_utf8_lossy(&out.stdout).into_owned();
+    let out = run("default", "markers");
     let error = out
         .lines()
         .find(|l| l.starts_with("[SEND_ERROR] "))

@@ -28,8 +28,10 @@
 //! The print mode ([`json`]) needs **no Kimi Code login**: an API-key provider in
 //! `~/.kimi/config.toml` is enough (verified with 1.51.0 and no `credentials/` directory). So
 //! [`channel`] routes a request that names no transport to `json` when
-//! `~/.kimi/credentials/kimi-code.json` does not exist (with a `transport` warning saying why),
-//! and the ACP "Authentication required" failure points at `--transport json`. Print mode
+//! `~/.kimi/credentials/kimi-code.json` does not exist and the permission mode loses nothing in
+//! print mode (plan, sandbox, bypassPermissions, yolo; see [`route_without_login`]), with a
+//! `transport` warning saying why; otherwise the ACP "Authentication required" failure points
+//! at `--transport json`. Print mode
 //! cannot ask for approval: every tool runs, except in the read-only modes, which run an agent
 //! without the writing tools ([`permission_mapper::kimi`]).
 
@@ -46,6 +48,7 @@ use bridge_core::event::{Event, FileDiff, ToolKind as K};
 use bridge_core::request::Request;
 use bridge_core::turn::TurnContext;
 use futures_util::future::BoxFuture;
+use permission_mapper::PermissionMode;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
 use serde_json::Value;
 
@@ -174,11 +177,22 @@ impl KimiChannel {
 }
 
 /// Why a request that names no transport runs on `json`: `kimi acp` would refuse it for lack
-/// of a login, while the print mode works with an API-key provider. `None` when the login file
-/// exists under `home` (or the home is unknown).
-pub fn route_without_login(home: Option<&std::path::Path>) -> Option<String> {
+/// of a login (`~/.kimi/credentials/kimi-code.json` under `home`), while the print mode works
+/// with an API-key provider. `None` when the login exists, the home is unknown, or the mode is
+/// one print mode would weaken: it cannot ask, so `default` and `acceptEdits` would run every
+/// command without approval where ACP asks (or denies when nobody answers). Those stay on ACP,
+/// whose error then points at `--transport json`; the read-only modes (a read-only agent) and
+/// the modes that approve everything anyway are routed.
+pub fn route_without_login(home: Option<&std::path::Path>, mode: PermissionMode) -> Option<String> {
     let login = home?.join(LOGIN_FILE);
-    (!login.exists()).then(|| {
+    let same_or_stricter = matches!(
+        mode,
+        PermissionMode::Plan
+            | PermissionMode::Sandbox
+            | PermissionMode::BypassPermissions
+            | PermissionMode::Yolo
+    );
+    (same_or_stricter && !login.exists()).then(|| {
         format!(
             "no Kimi Code login ({}), which `kimi acp` requires: using kimi's print mode \
              (--transport json), which works with an API-key provider in ~/.kimi/config.toml; \
@@ -203,7 +217,8 @@ impl Channel for KimiChannel {
             let home = sdk_probe::ProbeEnv::from_process()
                 .home()
                 .map(|h| h.to_path_buf());
-            if let Some(why) = route_without_login(home.as_deref()) {
+            let mode = PermissionMode::parse(request.permission_mode.as_deref().unwrap_or("")).mode;
+            if let Some(why) = route_without_login(home.as_deref(), mode) {
                 request.transport = Some("json".into());
                 warning = Some(Event::warning("transport", why));
             }
@@ -223,9 +238,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn without_a_login_file_requests_go_to_print_mode() {
+    fn without_a_login_file_only_modes_print_mode_honours_are_routed() {
         let home = tempfile::tempdir().unwrap();
-        let why = route_without_login(Some(home.path())).expect("routed to json");
+        for mode in PermissionMode::ALL {
+            let routed = route_without_login(Some(home.path()), mode);
+            let expected = !matches!(mode, PermissionMode::Default | PermissionMode::AcceptEdits);
+            assert_eq!(routed.is_some(), expected, "{mode}");
+        }
+        let why = route_without_login(Some(home.path()), PermissionMode::Yolo).unwrap();
         assert!(
             why.contains("--transport json") && why.contains(LOGIN_FILE),
             "{why}"
@@ -233,8 +253,11 @@ mod tests {
         let login = home.path().join(LOGIN_FILE);
         std::fs::create_dir_all(login.parent().unwrap()).unwrap();
         std::fs::write(&login, "{}").unwrap();
-        assert_eq!(route_without_login(Some(home.path())), None);
-        assert_eq!(route_without_login(None), None);
+        assert_eq!(
+            route_without_login(Some(home.path()), PermissionMode::Yolo),
+            None
+        );
+        assert_eq!(route_without_login(None, PermissionMode::Yolo), None);
     }
 
     #[test]
