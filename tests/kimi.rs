@@ -3,7 +3,9 @@
 
 mod common;
 
+use common::Sandbox;
 use common::acp::*;
+use serde_json::json;
 
 const P: Provider = Provider::Kimi;
 
@@ -45,4 +47,90 @@ fn interrupt_during_a_slow_stream_leaves_no_process() {
 #[test]
 fn http_401_is_surfaced() {
     http_error_is_surfaced(P, "err401", "invalid x-api-key");
+}
+
+// The same provider through `kimi --print --output-format stream-json` (`--transport json`),
+// run WITHOUT the placeholder Kimi Code login: print mode works with the API-key provider in
+// ~/.kimi/config.toml alone.
+
+#[test]
+fn json_text_in_both_formats() {
+    text_in_both_formats(P.json());
+}
+
+#[test]
+fn json_thinking_before_text() {
+    thinking_before_text(P.json());
+}
+
+#[test]
+fn json_resume_sees_the_earlier_turn() {
+    common::acp::resume_sees_the_earlier_turn(P.json());
+}
+
+#[test]
+fn json_interrupt_while_the_model_answers_leaves_no_process() {
+    interrupt_while_the_model_answers(P.json());
+}
+
+#[test]
+fn json_http_401_is_surfaced() {
+    http_error_is_surfaced(P.json(), "err401", "invalid x-api-key");
+}
+
+/// kimi exits 75 after its retries of a 500: a failure with the API's message.
+#[test]
+fn json_exit_75_after_an_api_error_is_never_success() {
+    http_error_is_surfaced(P.json(), "err500", "Error code: 500");
+}
+
+#[test]
+fn json_tool_runs_when_the_mode_allows_it() {
+    print_mode_tool_runs_when_allowed(P.json(), "yolo");
+}
+
+#[test]
+fn json_read_only_mode_runs_an_agent_without_the_shell() {
+    let out = print_mode_tool_refused_when_denied(P.json(), "sandbox");
+    assert!(
+        out.contains("not found"),
+        "the shell was not offered: {out}"
+    );
+}
+
+/// Without a Kimi Code login, a request that names no transport runs in print mode (and says
+/// why) when its mode loses nothing there; a `default`-mode one stays on ACP, which fails with a
+/// message that points at `--transport json`.
+#[test]
+fn without_a_login_print_mode_is_used_when_safe_and_acp_points_at_it() {
+    let mock = Mock::start();
+    let login = |sandbox: &Sandbox| sandbox.home().join(".kimi/credentials/kimi-code.json");
+    let run = |mode: &str, format: &str| {
+        let sandbox = Sandbox::new();
+        let cmd = acp_command(P, &sandbox, &mock.url(), &["--format", format]);
+        std::fs::remove_file(login(&sandbox)).unwrap();
+        let request = json!({"message": "MOCK:text hi", "permissionMode": mode});
+        let out = common::run_with_stdin(cmd, &request.to_string());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = run("yolo", "jsonl");
+    let warning = out
+        .lines()
+        .find(|l| l.contains(r#""code":"transport""#))
+        .unwrap_or_else(|| panic!("the routing is reported: {out}"));
+    assert!(warning.contains("--transport json"), "{warning}");
+    assert!(
+        out.lines().last().unwrap().contains(r#""success":true"#),
+        "{out}"
+    );
+
+    let out = run("default", "markers");
+    let error = out
+        .lines()
+        .find(|l| l.starts_with("[SEND_ERROR] "))
+        .unwrap_or_else(|| panic!("ACP without a login fails: {out}"));
+    assert!(
+        error.contains("requires authentication") && error.contains("--transport json"),
+        "{error}"
+    );
 }

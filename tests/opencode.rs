@@ -46,3 +46,61 @@ fn interrupt_during_a_slow_stream_leaves_no_process() {
 fn http_401_is_surfaced() {
     http_error_is_surfaced(P, "err401", "invalid x-api-key");
 }
+
+// The same provider through `opencode run --format json` (`--transport json`).
+
+#[test]
+fn json_text_in_both_formats() {
+    text_in_both_formats(P.json());
+}
+
+#[test]
+fn json_thinking_before_text() {
+    thinking_before_text(P.json());
+}
+
+#[test]
+fn json_resume_sees_the_earlier_turn() {
+    common::acp::resume_sees_the_earlier_turn(P.json());
+}
+
+#[test]
+fn json_unknown_session_is_an_error() {
+    unknown_session_is_an_error(P.json());
+}
+
+#[test]
+fn json_interrupt_while_the_model_answers_leaves_no_process() {
+    interrupt_while_the_model_answers(P.json());
+}
+
+#[test]
+fn json_http_401_is_surfaced() {
+    http_error_is_surfaced(P.json(), "err401", "invalid x-api-key");
+}
+
+#[test]
+fn json_tool_runs_when_the_mode_allows_it() {
+    print_mode_tool_runs_when_allowed(P.json(), "bypassPermissions");
+}
+
+#[test]
+fn json_tool_is_refused_by_policy_when_the_mode_needs_an_approval() {
+    let out = print_mode_tool_refused_when_denied(P.json(), "default");
+    assert!(
+        out.lines()
+            .any(|l| l.contains(r#""type":"warning""#) && l.contains(r#""code":"permission_mode""#)),
+        "the mode's effect is announced up front: {out}"
+    );
+    let decision = out
+        .lines()
+        .find(|l| l.contains(r#""type":"permission_decision""#))
+        .unwrap_or_else(|| panic!("the refusal is reported as a decision: {out}"));
+    assert!(decision.contains(r#""source":"policy""#), "{decision}");
+}
+
+#[test]
+fn json_read_only_mode_offers_no_shell() {
+    let out = print_mode_tool_refused_when_denied(P.json(), "sandbox");
+    assert!(out.contains("unavailable tool"), "{out}");
+}

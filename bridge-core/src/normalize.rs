@@ -10,12 +10,15 @@
 //! * [`ExitTurn`]: what the stream said so far, and the rules that turn it plus the exit status
 //!   into the turn's outcome in [`crate::turn::Normalizer::finish`];
 //! * [`PlainLines`]: a bounded collection of non-JSON stdout lines, for error messages;
-//! * [`SnapshotDelta`]: growing snapshots → deltas.
+//! * [`SnapshotDelta`]: growing snapshots → deltas;
+//! * [`TurnUsage`]: per-message usage summed into the turn's;
+//! * [`UnparsedLines`]: warnings about the first non-JSON stdout lines.
 
 use std::process::ExitStatus;
 
-use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd};
+use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd, Usage, UsageScope};
 use crate::process::describe_exit;
+use crate::turn::Normalizer;
 
 /// The outcome of a turn whose terminal signal is the CLI's exit, built up line by line.
 ///
@@ -55,7 +58,7 @@ pub struct ExitTurn {
     result: Option<String>,
     error: Option<String>,
     plain: PlainLines,
-    unparsed_warnings: usize,
+    unparsed: UnparsedLines,
 }
 
 impl ExitTurn {
@@ -122,19 +125,11 @@ impl ExitTurn {
     /// ```
     pub fn unparsed_line(&mut self, provider: &str, line: &str, out: &mut Vec<Event>) {
         self.plain.push(line);
-        let shown = line.trim();
-        if self.unparsed_warnings < Self::UNPARSED_LINE_WARNINGS && !shown.is_empty() {
-            self.unparsed_warnings += 1;
-            let shown: String = shown.chars().take(300).collect();
-            out.push(Event::warning(
-                "unparsed_line",
-                format!("{provider} printed a line that is not JSON: {shown}"),
-            ));
-        }
+        out.extend(self.unparsed.warning(provider, line));
     }
 
     /// How many non-JSON lines [`ExitTurn::unparsed_line`] reports as warnings.
-    pub const UNPARSED_LINE_WARNINGS: usize = 5;
+    pub const UNPARSED_LINE_WARNINGS: usize = UnparsedLines::MAX_WARNINGS;
 
     /// The plain-text lines kept so far.
     pub fn plain_lines(&self) -> &PlainLines {
@@ -317,6 +312,125 @@ impl SnapshotDelta {
     /// The text seen so far.
     pub fn text(&self) -> &str {
         &self.seen
+    }
+}
+
+/// Replays a recorded turn through `normalizer`, as the engine would run it: the turn start,
+/// every stdout line, then every stderr line (a CLI that prints its session id on stderr does
+/// so when it exits), then [`Normalizer::finish`] with `exit`. For snapshot tests of captures.
+///
+/// ```
+/// use std::os::unix::process::ExitStatusExt;
+/// use bridge_core::event::Event;
+/// use bridge_core::normalize::replay;
+/// # struct Nothing;
+/// # impl bridge_core::turn::Normalizer for Nothing {
+/// #     fn line(&mut self, _: &str, _: &mut Vec<Event>) {}
+/// #     fn session_id(&self) -> Option<String> { None }
+/// # }
+/// let events = replay("demo", &mut Nothing, "a\nb", "", std::process::ExitStatus::from_raw(0));
+/// assert_eq!(events, [Event::TurnStart { provider: "demo".into() }]);
+/// ```
+pub fn replay(
+    provider: &str,
+    normalizer: &mut dyn Normalizer,
+    stdout: &str,
+    stderr: &str,
+    exit: ExitStatus,
+) -> Vec<Event> {
+    let mut events = vec![Event::TurnStart {
+        provider: provider.to_string(),
+    }];
+    for line in stdout.lines() {
+        normalizer.line(line, &mut events);
+    }
+    for line in stderr.lines() {
+        normalizer.stderr_line(line, &mut events);
+    }
+    normalizer.finish(Some(&exit), &mut events);
+    events
+}
+
+/// The turn's usage: the sum of the per-message (or per-step) usage a CLI reports.
+///
+/// ```
+/// use bridge_core::event::{Usage, UsageScope};
+/// use bridge_core::normalize::TurnUsage;
+/// let step = Usage { scope: UsageScope::Message, input_tokens: 10, output_tokens: 2,
+///     cache_read_input_tokens: 0, cache_creation_input_tokens: 0,
+///     reasoning_tokens: Some(1), cost_usd: Some(0.5) };
+/// let mut total = TurnUsage::default();
+/// total.add(&step);
+/// total.add(&step);
+/// let turn = total.take().unwrap();
+/// assert_eq!((turn.scope, turn.input_tokens, turn.reasoning_tokens, turn.cost_usd),
+///            (UsageScope::Turn, 20, Some(2), Some(1.0)));
+/// assert!(total.take().is_none());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnUsage {
+    total: Option<Usage>,
+}
+
+impl TurnUsage {
+    /// Adds one message's usage.
+    pub fn add(&mut self, usage: &Usage) {
+        let total = self.total.get_or_insert(Usage {
+            scope: UsageScope::Turn,
+            input_tokens: 0,
+            output_tokens: 0,
+            cache_read_input_tokens: 0,
+            cache_creation_input_tokens: 0,
+            reasoning_tokens: None,
+            cost_usd: None,
+        });
+        total.input_tokens += usage.input_tokens;
+        total.output_tokens += usage.output_tokens;
+        total.cache_read_input_tokens += usage.cache_read_input_tokens;
+        total.cache_creation_input_tokens += usage.cache_creation_input_tokens;
+        if let Some(reasoning) = usage.reasoning_tokens {
+            *total.reasoning_tokens.get_or_insert(0) += reasoning;
+        }
+        if let Some(cost) = usage.cost_usd {
+            *total.cost_usd.get_or_insert(0.0) += cost;
+        }
+    }
+
+    /// The turn's usage (scope [`UsageScope::Turn`]), if any message reported some; resets.
+    pub fn take(&mut self) -> Option<Usage> {
+        self.total.take()
+    }
+}
+
+/// `unparsed_line` warnings for the first [`UnparsedLines::MAX_WARNINGS`] non-JSON lines a CLI
+/// prints on stdout (the lines themselves go to the error text through [`PlainLines`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnparsedLines {
+    warned: usize,
+}
+
+impl UnparsedLines {
+    /// Lines reported.
+    pub const MAX_WARNINGS: usize = 5;
+
+    /// The warning for `line` from `provider`, unless it is blank or enough were reported.
+    ///
+    /// ```
+    /// use bridge_core::normalize::UnparsedLines;
+    /// let mut unparsed = UnparsedLines::default();
+    /// assert!(unparsed.warning("kimi", "  ").is_none());
+    /// assert!(unparsed.warning("kimi", "Error code: 401").is_some());
+    /// ```
+    pub fn warning(&mut self, provider: &str, line: &str) -> Option<Event> {
+        if self.warned >= Self::MAX_WARNINGS || line.trim().is_empty() {
+            return None;
+        }
+        self.warned += 1;
+        let shown: String = line.trim().chars().take(300).collect();
+        Some(Event::warning(
+            "unparsed_line",
+            format!("{provider} printed a line that is not JSON: {shown}"),
+        ))
     }
 }
 

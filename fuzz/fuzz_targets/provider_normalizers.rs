@@ -1,4 +1,5 @@
-//! The Codex, pi, grok-cli and gemini (json transport) normalizers fed arbitrary lines (the first byte picks one, and
+//! The Codex, pi, grok-cli, gemini (`--output-format stream-json`), opencode (`run --format
+//! json`) and kimi (`--print`) normalizers fed arbitrary lines (the first byte picks one, and
 //! whether the CLI "exited" 0, 1 or by a signal): never panics, and everything emitted encodes
 //! to valid wire lines (see `common.rs`).
 #![no_main]
@@ -9,6 +10,8 @@ use std::process::ExitStatus;
 use bridge_channel_codex::normalize::CodexNormalizer;
 use bridge_channel_gemini::json::GeminiJsonNormalizer;
 use bridge_channel_grok_cli::normalize::GrokCliNormalizer;
+use bridge_channel_kimi::normalize::KimiNormalizer;
+use bridge_channel_opencode::normalize::OpencodeNormalizer;
 use bridge_channel_pi::normalize::PiNormalizer;
 use bridge_core::encode::MarkerDialect;
 use bridge_core::turn::Normalizer;
@@ -21,16 +24,18 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else {
         return;
     };
-    let (mut normalizer, dialect): (Box<dyn Normalizer>, MarkerDialect) = match selector % 4 {
+    let (mut normalizer, dialect): (Box<dyn Normalizer>, MarkerDialect) = match selector % 6 {
         0 => (Box::new(CodexNormalizer::new()), MarkerDialect::THREAD),
         1 => (Box::new(PiNormalizer::new("pi")), MarkerDialect::SESSION),
         2 => (Box::new(GrokCliNormalizer::new()), MarkerDialect::SESSION),
-        _ => (
+        3 => (
             Box::new(GeminiJsonNormalizer::new(None)),
             MarkerDialect::SESSION,
         ),
+        4 => (Box::new(OpencodeNormalizer::new(None)), MarkerDialect::SESSION),
+        _ => (Box::new(KimiNormalizer::new(None)), MarkerDialect::SESSION),
     };
-    let exit = match (selector / 4) % 3 {
+    let exit = match (selector / 6) % 3 {
         0 => ExitStatus::from_raw(0),
         1 => ExitStatus::from_raw(1 << 8),
         _ => ExitStatus::from_raw(9),

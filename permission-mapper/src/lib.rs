@@ -11,7 +11,8 @@
 //!    ([`UnifiedMode`]: default, sandbox, yolo) plus an optional [`ModeAlias`], exactly as the
 //!    reference's `normalizeUnifiedMode` table.
 //! 3. **Map** to a provider ([`claude`], [`codex`], [`pi`], [`omp`], [`grok_cli`], and the
-//!    one-shot JSON modes of [`gemini`], [`qwen`] and [`copilot`]): `to_provider`
+//!    one-shot JSON modes of [`gemini`], [`qwen`], [`copilot`], [`opencode`] and [`kimi`]):
+//!    `to_provider`
 //!    gives the native settings,
 //!    `from_provider` reads them back, and `effective` wraps the settings in an [`Effective`] report
 //!    that says, in words, whenever the provider could not honour the requested mode exactly
@@ -56,8 +57,10 @@ mod effective;
 mod error;
 pub mod gemini;
 pub mod grok_cli;
+pub mod kimi;
 mod mode;
 pub mod omp;
+pub mod opencode;
 pub mod pi;
 pub mod qwen;
 

@@ -17,6 +17,22 @@ pub trait Encoder: Send {
     fn encode(&mut self, event: &Event, out: &mut Vec<String>);
 }
 
+/// All of `events` in one format, one line each (for snapshots and diagnostics).
+///
+/// ```
+/// use bridge_core::encode::{encode_all, JsonlEncoder};
+/// use bridge_core::event::Event;
+/// let text = encode_all(&[Event::TextDelta { text: "hi".into() }], &mut JsonlEncoder::new(false));
+/// assert_eq!(text, r#"{"v":1,"seq":0,"type":"text_delta","text":"hi"}"#);
+/// ```
+pub fn encode_all(events: &[Event], encoder: &mut dyn Encoder) -> String {
+    let mut lines = Vec::new();
+    for event in events {
+        encoder.encode(event, &mut lines);
+    }
+    lines.join("\n")
+}
+
 /// The wire format selected by `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {

@@ -108,6 +108,9 @@ pub struct AcpProvider {
     /// A turn that ends normally without any output is an error (an agent that swallows API
     /// errors).
     pub empty_turn: Option<session::EmptyTurn>,
+    /// Appended to the error when the agent requires an authentication the bridge cannot
+    /// perform (another way to run the provider, for instance).
+    pub auth_hint: Option<&'static str>,
 }
 
 impl AcpProvider {
@@ -136,6 +139,7 @@ impl AcpProvider {
             },
             tool_kinds: &[],
             empty_turn: None,
+            auth_hint: None,
         }
     }
 
@@ -358,6 +362,7 @@ pub fn launch(provider: &AcpProvider, program: PathBuf, request: &Request) -> La
         notices: provider.text_notices,
         tool_kinds: provider.tool_kinds,
         empty_turn: provider.empty_turn,
+        auth_hint: provider.auth_hint,
     };
     Launch {
         command,

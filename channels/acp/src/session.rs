@@ -68,6 +68,8 @@ pub struct SessionConfig {
     /// A `session/load` that replays no history means the agent did not know the session (it
     /// made a new one instead of failing).
     pub empty_load_is_unknown: bool,
+    /// Appended to the "requires authentication" error (see [`crate::AcpProvider::auth_hint`]).
+    pub auth_hint: Option<&'static str>,
     /// Deadline of each handshake request.
     pub handshake_timeout: Duration,
     /// Retry and error notices the agent sends as message text.
@@ -599,13 +601,17 @@ impl AcpSession {
             return Err(Some(error(
                 ErrorCode::Provider,
                 format!(
-                    "{} requires authentication, and none of its methods ({}) can be used headless by the bridge; log in with the CLI itself first",
+                    "{} requires authentication, and none of its methods ({}) can be used headless by the bridge; log in with the CLI itself first{}",
                     self.provider(),
                     if offered.is_empty() {
                         "none offered".to_string()
                     } else {
                         offered.join(", ")
-                    }
+                    },
+                    self.config
+                        .auth_hint
+                        .map(|hint| format!(", {hint}"))
+                        .unwrap_or_default()
                 ),
                 self.child.stderr_tail(),
             )));

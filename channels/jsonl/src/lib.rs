@@ -70,8 +70,9 @@ use std::path::PathBuf;
 
 use bridge_core::channel::Channel;
 use bridge_core::event::{ErrorCode, ErrorInfo, Event};
+use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::Request;
-use bridge_core::turn::{Normalizer, ProcessTurn, TurnContext, run_process_turn};
+use bridge_core::turn::{CloseStdin, Normalizer, ProcessTurn, TurnContext, run_process_turn};
 use futures_util::future::BoxFuture;
 use sdk_probe::{Located, ProbeEnv, ProbeSpec};
 
@@ -98,6 +99,91 @@ impl OneShotTurn {
             scratch: None,
         }
     }
+}
+
+impl OneShotTurn {
+    /// The arguments, as text (for tests and diagnostics).
+    pub fn args(&self) -> Vec<String> {
+        self.turn
+            .command
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// The value the turn sets for the variable `key`, if it sets one.
+    pub fn env(&self, key: &str) -> Option<String> {
+        self.turn
+            .command
+            .env
+            .iter()
+            .find(|(k, _)| k.to_str() == Some(key))
+            .map(|(_, v)| v.to_string_lossy().into_owned())
+    }
+
+    /// The codes of the warnings, in order.
+    pub fn warning_codes(&self) -> Vec<String> {
+        self.warnings
+            .iter()
+            .filter_map(|e| match e {
+                Event::Warning { code, .. } => Some(code.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A turn of `command` whose prompt is `payload` on stdin, closed right after it (print modes
+/// read the prompt to EOF and would wait for it on an open stdin).
+pub fn stdin_prompt_turn(provider: &str, mut command: CommandSpec, payload: String) -> ProcessTurn {
+    command.stdin = StdinMode::Piped;
+    ProcessTurn {
+        provider: provider.into(),
+        command,
+        stdin_payload: payload.into_bytes(),
+        close_stdin: CloseStdin::AfterPayload,
+        interrupt_payload: None,
+        responder: None,
+    }
+}
+
+/// Sets each of `defaults` on `command` unless the bridge's environment `env` sets it.
+pub fn set_env_defaults(command: &mut CommandSpec, defaults: &[(&str, &str)], env: &ProbeEnv) {
+    for (key, value) in defaults {
+        if env.var(key).is_none() {
+            command.env(key, value);
+        }
+    }
+}
+
+/// A private (0700) temporary directory for one turn's files.
+pub fn scratch_dir(id: &str) -> Result<tempfile::TempDir, BuildError> {
+    let mut builder = tempfile::Builder::new();
+    let prefix = format!("bridge-{id}-");
+    builder.prefix(&prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    builder
+        .tempdir()
+        .map_err(|e| BuildError::invalid(format!("cannot create a temporary directory: {e}")))
+}
+
+/// A warning when the request has attachments a print mode cannot take.
+pub fn attachments_skipped(provider: &str, request: &Request) -> Option<Event> {
+    (!request.attachments.is_empty()).then(|| {
+        Event::warning(
+            "attachment_skipped",
+            format!(
+                "the {provider} print mode takes a text prompt only; {} attachment(s) ignored \
+                 (use --transport acp to send them)",
+                request.attachments.len()
+            ),
+        )
+    })
 }
 
 impl std::fmt::Debug for OneShotTurn {

@@ -1,4 +1,5 @@
-//! Kimi CLI, over ACP (`kimi acp`).
+//! Kimi CLI, over ACP (`kimi acp`, the default transport) and its print mode
+//! (`kimi --print --output-format stream-json`, `--transport json`).
 //!
 //! Tested with `kimi-cli` 1.51.0 from PyPI (the last working release: 1.52.0 is a stub that only
 //! prints a deprecation notice). It needs Python ≥ 3.12; `tests/install-clis.sh` builds its
@@ -23,12 +24,35 @@
 //!   turn without any output as failed and quotes the log's last `Error code:` line.
 //!
 //! `baseUrl` → `KIMI_BASE_URL`, `apiKey` → `KIMI_API_KEY` (honoured by providers of type `kimi`).
+//!
+//! The print mode ([`json`]) needs **no Kimi Code login**: an API-key provider in
+//! `~/.kimi/config.toml` is enough (verified with 1.51.0 and no `credentials/` directory). So
+//! [`channel`] routes a request that names no transport to `json` when
+//! `~/.kimi/credentials/kimi-code.json` does not exist and the permission mode loses nothing in
+//! print mode (plan, sandbox, bypassPermissions, yolo; see [`route_without_login`]), with a
+//! `transport` warning saying why; otherwise the ACP "Authentication required" failure points
+//! at `--transport json`. Print mode
+//! cannot ask for approval: every tool runs, except in the read-only modes, which run an agent
+//! without the writing tools ([`permission_mapper::kimi`]).
 
 #![deny(missing_docs)]
 
+pub mod json;
+pub mod normalize;
+
+use std::sync::Arc;
+
 use bridge_acp::{AcpChannel, AcpProvider, EmptyTurn};
-use bridge_core::event::ToolKind as K;
+use bridge_core::channel::Channel;
+use bridge_core::event::{Event, FileDiff, ToolKind as K};
+use bridge_core::request::Request;
+use bridge_core::turn::TurnContext;
+use futures_util::future::BoxFuture;
+use permission_mapper::PermissionMode;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
+use serde_json::Value;
+
+pub use normalize::KimiNormalizer;
 
 /// Provider key.
 pub const ID: &str = "kimi";
@@ -51,6 +75,60 @@ pub const PROBE: ProbeSpec = ProbeSpec {
     ..ProbeSpec::new(ID, "Kimi CLI", &["kimi"])
 };
 
+/// Kinds of Kimi's tools, by name (its tool calls carry none).
+pub const TOOL_KINDS: &[(&str, K)] = &[
+    ("Shell", K::Execute),
+    ("ReadFile", K::Read),
+    ("ReadMediaFile", K::Read),
+    ("WriteFile", K::Edit),
+    ("StrReplaceFile", K::Edit),
+    ("Glob", K::Search),
+    ("Grep", K::Search),
+    ("FetchURL", K::Fetch),
+    ("SearchWeb", K::Fetch),
+    ("SetTodoList", K::Think),
+    ("Agent", K::Think),
+    ("EnterPlanMode", K::SwitchMode),
+    ("ExitPlanMode", K::SwitchMode),
+];
+
+/// The file change a `WriteFile` (`{path, content}`) or `StrReplaceFile`
+/// (`{path, edit: {old, new} | [{old, new}…]}`) call describes.
+pub fn tool_diff(name: &str, input: &Value) -> Option<FileDiff> {
+    let path = input.get("path").and_then(Value::as_str)?.to_string();
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+    match name {
+        "WriteFile" => Some(FileDiff {
+            path,
+            old_text: None,
+            new_text: text(input, "content"),
+        }),
+        "StrReplaceFile" => {
+            let edits: Vec<&Value> = match &input["edit"] {
+                Value::Array(edits) => edits.iter().collect(),
+                edit @ Value::Object(_) => vec![edit],
+                _ => return None,
+            };
+            let join = |key: &str| {
+                edits
+                    .iter()
+                    .filter_map(|e| text(e, key))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            Some(FileDiff {
+                path,
+                old_text: Some(join("old")),
+                new_text: Some(join("new")),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The Kimi Code login `kimi acp` requires, relative to the home directory.
+pub const LOGIN_FILE: &str = ".kimi/credentials/kimi-code.json";
+
 /// How the bridge runs `kimi acp`.
 pub const PROVIDER: AcpProvider = AcpProvider {
     args: &["acp"],
@@ -60,21 +138,11 @@ pub const PROVIDER: AcpProvider = AcpProvider {
     ],
     base_url_env: &["KIMI_BASE_URL"],
     api_key_env: &["KIMI_API_KEY"],
-    tool_kinds: &[
-        ("Shell", K::Execute),
-        ("ReadFile", K::Read),
-        ("ReadMediaFile", K::Read),
-        ("WriteFile", K::Edit),
-        ("StrReplaceFile", K::Edit),
-        ("Glob", K::Search),
-        ("Grep", K::Search),
-        ("FetchURL", K::Fetch),
-        ("SearchWeb", K::Fetch),
-        ("SetTodoList", K::Think),
-        ("Agent", K::Think),
-        ("EnterPlanMode", K::SwitchMode),
-        ("ExitPlanMode", K::SwitchMode),
-    ],
+    tool_kinds: TOOL_KINDS,
+    auth_hint: Some(
+        "or run it through kimi's print mode, which needs no login, only an API-key provider in \
+         ~/.kimi/config.toml: `--transport json` (request field \"transport\": \"json\")",
+    ),
     empty_turn: Some(EmptyTurn {
         message: "the turn ended without any output (kimi-cli 1.51.0 swallows API errors over ACP).",
         log: Some(".kimi/logs/kimi.log"),
@@ -83,7 +151,125 @@ pub const PROVIDER: AcpProvider = AcpProvider {
     ..AcpProvider::new(PROBE)
 };
 
-/// The Kimi channel.
-pub fn channel() -> AcpChannel {
-    AcpChannel::new(&PROVIDER)
+/// The Kimi channel: ACP (default) and `json` (`kimi --print`), routed to `json` when there is
+/// no Kimi Code login for ACP.
+pub fn channel() -> KimiChannel {
+    KimiChannel {
+        transports: bridge_core::channel::Transports::new(
+            "acp",
+            Arc::new(AcpChannel::new(&PROVIDER)),
+        )
+        .with("json", Arc::new(json::channel())),
+    }
+}
+
+/// The Kimi provider: its [`bridge_core::channel::Transports`], plus the no-login routing.
+#[derive(Debug, Clone)]
+pub struct KimiChannel {
+    transports: bridge_core::channel::Transports,
+}
+
+impl KimiChannel {
+    /// The transports (`acp`, `json`).
+    pub fn transports(&self) -> &bridge_core::channel::Transports {
+        &self.transports
+    }
+}
+
+/// Why a request that names no transport runs on `json`: `kimi acp` would refuse it for lack
+/// of a login (`~/.kimi/credentials/kimi-code.json` under `home`), while the print mode works
+/// with an API-key provider. `None` when the login exists, the home is unknown, or the mode is
+/// one print mode would weaken: it cannot ask, so `default` and `acceptEdits` would run every
+/// command without approval where ACP asks (or denies when nobody answers). Those stay on ACP,
+/// whose error then points at `--transport json`; the read-only modes (a read-only agent) and
+/// the modes that approve everything anyway are routed.
+pub fn route_without_login(home: Option<&std::path::Path>, mode: PermissionMode) -> Option<String> {
+    let login = home?.join(LOGIN_FILE);
+    let same_or_stricter = matches!(
+        mode,
+        PermissionMode::Plan
+            | PermissionMode::Sandbox
+            | PermissionMode::BypassPermissions
+            | PermissionMode::Yolo
+    );
+    (same_or_stricter && !login.exists()).then(|| {
+        format!(
+            "no Kimi Code login ({}), which `kimi acp` requires: using kimi's print mode \
+             (--transport json), which works with an API-key provider in ~/.kimi/config.toml; \
+             pass --transport acp after `kimi login` for approvals",
+            login.display()
+        )
+    })
+}
+
+impl Channel for KimiChannel {
+    fn id(&self) -> &'static str {
+        self.transports.id()
+    }
+
+    fn display_name(&self) -> &'static str {
+        self.transports.display_name()
+    }
+
+    fn send(&self, mut request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
+        let mut warning = None;
+        if request.transport.is_none() {
+            let home = sdk_probe::ProbeEnv::from_process()
+                .home()
+                .map(|h| h.to_path_buf());
+            let mode = PermissionMode::parse(request.permission_mode.as_deref().unwrap_or("")).mode;
+            if let Some(why) = route_without_login(home.as_deref(), mode) {
+                request.transport = Some("json".into());
+                warning = Some(Event::warning("transport", why));
+            }
+        }
+        let turn = self.transports.send(request, ctx.clone());
+        Box::pin(async move {
+            if let Some(warning) = warning {
+                ctx.emit(warning).await;
+            }
+            turn.await;
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_login_file_only_modes_print_mode_honours_are_routed() {
+        let home = tempfile::tempdir().unwrap();
+        for mode in PermissionMode::ALL {
+            let routed = route_without_login(Some(home.path()), mode);
+            let expected = !matches!(mode, PermissionMode::Default | PermissionMode::AcceptEdits);
+            assert_eq!(routed.is_some(), expected, "{mode}");
+        }
+        let why = route_without_login(Some(home.path()), PermissionMode::Yolo).unwrap();
+        assert!(
+            why.contains("--transport json") && why.contains(LOGIN_FILE),
+            "{why}"
+        );
+        let login = home.path().join(LOGIN_FILE);
+        std::fs::create_dir_all(login.parent().unwrap()).unwrap();
+        std::fs::write(&login, "{}").unwrap();
+        assert_eq!(
+            route_without_login(Some(home.path()), PermissionMode::Yolo),
+            None
+        );
+        assert_eq!(route_without_login(None, PermissionMode::Yolo), None);
+    }
+
+    #[test]
+    fn edits_carry_a_diff() {
+        let input = serde_json::json!({"path": "/w/a", "edit": [{"old": "a", "new": "b"}, {"old": "c", "new": "d"}]});
+        let diff = tool_diff("StrReplaceFile", &input).unwrap();
+        assert_eq!(diff.new_text.as_deref(), Some("b\nd"));
+        let write = tool_diff(
+            "WriteFile",
+            &serde_json::json!({"path": "/w/b", "content": "x"}),
+        );
+        assert_eq!(write.unwrap().new_text.as_deref(), Some("x"));
+        assert!(tool_diff("Shell", &serde_json::json!({"command": "ls"})).is_none());
+    }
 }

@@ -1,4 +1,5 @@
-//! opencode, over ACP (`opencode acp`).
+//! opencode, over ACP (`opencode acp`, the default transport) and its one-shot JSON mode
+//! (`opencode run --format json`, `--transport json`).
 //!
 //! Tested with `opencode-ai` 1.18.33 against the project's mock OpenAI Chat Completions API
 //! through an `@ai-sdk/openai-compatible` provider in `opencode.json` (facts:
@@ -18,12 +19,33 @@
 //!
 //! `baseUrl` / `apiKey` are not applied: opencode takes endpoints and keys from its own config
 //! (`opencode.json`, `opencode auth login`).
+//!
+//! The JSON transport ([`json`]) runs one `opencode run --format json` per turn:
+//!
+//! ```text
+//! opencode run --format json [--thinking] [--session <id>] [-m <provider/model>]
+//!              [--variant <effort>] [--agent plan]        < message   (stdin closed after it)
+//! ```
+//!
+//! It cannot ask for approval: opencode auto-rejects whatever its permission config says `ask`
+//! (the same `OPENCODE_PERMISSION` as over ACP, [`permission_mapper::opencode`]); the refusal is
+//! a failed tool result plus a `[PERMISSION_DECISION]` by policy, and a `permission_mode`
+//! warning says so up front. Output parts arrive whole ([`normalize`]).
 
 #![deny(missing_docs)]
 
+pub mod json;
+pub mod normalize;
+
+use std::sync::Arc;
+
 use bridge_acp::{AcpChannel, AcpProvider};
+use bridge_core::channel::Transports;
 use permission_mapper::PermissionMode as M;
+use permission_mapper::opencode::to_provider;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
+
+pub use normalize::OpencodeNormalizer;
 
 /// Provider key.
 pub const ID: &str = "opencode";
@@ -44,10 +66,7 @@ pub const PROBE: ProbeSpec = ProbeSpec {
     ..ProbeSpec::new(ID, "opencode", &["opencode"])
 };
 
-const ASK: &str = r#"{"edit":"ask","bash":"ask","webfetch":"ask"}"#;
-const ACCEPT_EDITS: &str = r#"{"edit":"allow","bash":"ask","webfetch":"ask"}"#;
-const READ_ONLY: &str = r#"{"edit":"deny","bash":"deny","webfetch":"ask"}"#;
-const ALLOW: &str = r#"{"edit":"allow","bash":"allow","webfetch":"allow"}"#;
+const PERMISSION: &str = permission_mapper::opencode::PERMISSION_ENV;
 
 /// How the bridge runs `opencode acp`.
 pub const PROVIDER: AcpProvider = AcpProvider {
@@ -62,17 +81,26 @@ pub const PROVIDER: AcpProvider = AcpProvider {
         (M::Yolo, &["build"]),
     ],
     mode_env: &[
-        (M::Default, "OPENCODE_PERMISSION", ASK),
-        (M::AcceptEdits, "OPENCODE_PERMISSION", ACCEPT_EDITS),
-        (M::Plan, "OPENCODE_PERMISSION", READ_ONLY),
-        (M::Sandbox, "OPENCODE_PERMISSION", READ_ONLY),
-        (M::BypassPermissions, "OPENCODE_PERMISSION", ALLOW),
-        (M::Yolo, "OPENCODE_PERMISSION", ALLOW),
+        (M::Default, PERMISSION, to_provider(M::Default).permission),
+        (
+            M::AcceptEdits,
+            PERMISSION,
+            to_provider(M::AcceptEdits).permission,
+        ),
+        (M::Plan, PERMISSION, to_provider(M::Plan).permission),
+        (M::Sandbox, PERMISSION, to_provider(M::Sandbox).permission),
+        (
+            M::BypassPermissions,
+            PERMISSION,
+            to_provider(M::BypassPermissions).permission,
+        ),
+        (M::Yolo, PERMISSION, to_provider(M::Yolo).permission),
     ],
     ..AcpProvider::new(PROBE)
 };
 
-/// The opencode channel.
-pub fn channel() -> AcpChannel {
-    AcpChannel::new(&PROVIDER)
+/// The opencode channel: ACP (default) and `json` (`opencode run --format json`).
+pub fn channel() -> Transports {
+    Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
+        .with("json", Arc::new(json::channel()))
 }

@@ -31,7 +31,7 @@ use bridge_core::event::{
     Event, FileDiff, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse, Usage,
     UsageScope,
 };
-use bridge_core::normalize::ExitTurn;
+use bridge_core::normalize::{ExitTurn, TurnUsage};
 use bridge_core::turn::Normalizer;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -68,7 +68,7 @@ pub struct PiNormalizer {
     /// Text and stop reason of the latest assistant message.
     last_text: Option<String>,
     last_stop: StopReason,
-    usage: Option<Usage>,
+    usage: TurnUsage,
 }
 
 fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
@@ -192,7 +192,7 @@ impl PiNormalizer {
             tools_finished: HashSet::new(),
             last_text: None,
             last_stop: StopReason::EndTurn,
-            usage: None,
+            usage: TurnUsage::default(),
         }
     }
 
@@ -270,22 +270,7 @@ impl PiNormalizer {
                 reasoning_tokens: None,
                 cost_usd: cost,
             };
-            let total = self.usage.get_or_insert(Usage {
-                scope: UsageScope::Turn,
-                input_tokens: 0,
-                output_tokens: 0,
-                cache_read_input_tokens: 0,
-                cache_creation_input_tokens: 0,
-                reasoning_tokens: None,
-                cost_usd: None,
-            });
-            total.input_tokens += input;
-            total.output_tokens += output;
-            total.cache_read_input_tokens += cache_read;
-            total.cache_creation_input_tokens += cache_write;
-            if let Some(cost) = cost {
-                *total.cost_usd.get_or_insert(0.0) += cost;
-            }
+            self.usage.add(&message_usage);
             out.push(Event::Usage(message_usage));
         }
         self.last_text = message_text(message);

@@ -1,0 +1,147 @@
+//! Replays the recorded real-CLI transcripts in `../shared/captures/opencode-*.stdout`
+//! (`opencode run --format json`, opencode 1.18.33 against the reference mock) through the
+//! normalizer and snapshots what users would see, in both wire formats. Each turn is finished
+//! with the exit the CLI had: 1 for the API errors and the unknown session, a kill for the
+//! endless `drop` loop, 0 for the rest.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+
+use bridge_channel_opencode::OpencodeNormalizer;
+use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
+use bridge_core::event::{Event, TurnEnd};
+use bridge_core::normalize::replay;
+
+fn captures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
+}
+
+fn exit(name: &str) -> ExitStatus {
+    match name {
+        "opencode-err401"
+        | "opencode-err429"
+        | "opencode-err500"
+        | "opencode-failed"
+        | "opencode-resume-badid" => ExitStatus::from_raw(1 << 8),
+        // Killed by the capture's timeout (SIGTERM).
+        "opencode-drop" => ExitStatus::from_raw(15),
+        _ => ExitStatus::from_raw(0),
+    }
+}
+
+fn normalize(name: &str) -> Vec<Event> {
+    let dir = captures_dir();
+    let stdout = std::fs::read_to_string(dir.join(format!("{name}.stdout"))).unwrap();
+    let stderr = std::fs::read_to_string(dir.join(format!("{name}.stderr"))).unwrap_or_default();
+    let mut normalizer = OpencodeNormalizer::new(None);
+    replay("opencode", &mut normalizer, &stdout, &stderr, exit(name))
+}
+
+fn capture_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(captures_dir())
+        .expect("../shared/captures is present")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("opencode-") && n.ends_with(".stdout"))
+        .map(|n| n.trim_end_matches(".stdout").to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
+    let events = normalize(name);
+    let Some(Event::TurnEnd(end)) = events.last().cloned() else {
+        panic!("{name}: the last event is not a turn end");
+    };
+    (events, end)
+}
+
+#[test]
+fn every_opencode_capture_normalizes_to_a_stable_event_stream() {
+    let names = capture_names();
+    assert!(
+        names.len() >= 14,
+        "expected the opencode captures, found {names:?}"
+    );
+    for name in names {
+        let (events, _) = end_of(&name);
+        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
+        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
+        insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
+        insta::assert_snapshot!(format!("{name}.markers"), markers);
+    }
+}
+
+#[test]
+fn errors_and_unfinished_runs_are_failures() {
+    for (capture, message) in [
+        ("opencode-err401", "Incorrect API key provided"),
+        ("opencode-err429", "Rate limit reached"),
+        ("opencode-err500", "The server had an error"),
+        ("opencode-failed", "The mock model failed mid-stream."),
+        ("opencode-resume-badid", "exit code 1"),
+        ("opencode-drop", "signal 15"),
+    ] {
+        let (events, end) = end_of(capture);
+        assert!(!end.success, "{capture} must fail");
+        assert!(
+            end.error.as_deref().unwrap_or("").contains(message),
+            "{capture}: {:?}",
+            end.error
+        );
+        let errors = events
+            .iter()
+            .filter(|e| matches!(e, Event::Error(_)))
+            .count();
+        assert_eq!(errors, 1, "{capture}: exactly one error before the end");
+    }
+}
+
+#[test]
+fn successful_runs_report_the_last_steps_text_and_their_session() {
+    for (capture, result) in [
+        ("opencode-text", "Hello from the mock model."),
+        ("opencode-reasoning-thinking", "Hello from the mock model."),
+        ("opencode-tool-default", "The tool returned: hello"),
+        ("opencode-tool-ask-auto", "The tool returned: hello"),
+        ("opencode-resume", "Hello from the mock model."),
+    ] {
+        let (events, end) = end_of(capture);
+        assert!(end.success, "{capture}: {:?}", end.error);
+        assert_eq!(end.result.as_deref(), Some(result), "{capture}");
+        let session = end.session_id.clone().unwrap();
+        assert!(session.starts_with("ses_"), "{capture}");
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, Event::SessionId { .. }))
+                .count(),
+            1,
+            "{capture}"
+        );
+    }
+    let (events, _) = end_of("opencode-reasoning-thinking");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ThinkingDelta { .. }))
+    );
+}
+
+#[test]
+fn an_auto_rejected_call_is_visible_and_ends_the_turn() {
+    let (events, end) = end_of("opencode-tool-ask");
+    assert!(end.success, "{:?}", end.error);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::PermissionDecision(_)))
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ToolResult(r) if r.is_error))
+    );
+}
