@@ -74,7 +74,12 @@ read_request() {
       initialize)
         respond "$id" '{"protocolVersion":1,"agentCapabilities":{"loadSession":true},"authMethods":[],"agentInfo":{"name":"fake-acp","version":"0.0.1"}}'
         ;;
-      session/new|session/load|session/resume)
+      session/load)
+        # A load replays the conversation first (an empty replay means an unknown session).
+        printf '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"earlier"}}}}\n' "$SID"
+        respond "$id" "{\"sessionId\":\"$SID\"}"
+        ;;
+      session/new|session/resume)
         respond "$id" "{\"sessionId\":\"$SID\"}"
         ;;
       session/prompt)
