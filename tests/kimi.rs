@@ -86,12 +86,12 @@ fn json_exit_75_after_an_api_error_is_never_success() {
 
 #[test]
 fn json_tool_runs_when_the_mode_allows_it() {
-    print_mode_tool_runs_when_allowed(P.json(), "yolo");
+    one_shot_tool_runs_when_the_mode_allows_it(P.json(), "yolo");
 }
 
 #[test]
 fn json_read_only_mode_runs_an_agent_without_the_shell() {
-    let out = print_mode_tool_refused_when_denied(P.json(), "sandbox");
+    let out = one_shot_tool_refused(P.json(), "sandbox");
     assert!(
         out.contains("not found"),
         "the shell was not offered: {out}"

@@ -81,12 +81,12 @@ fn json_http_401_is_surfaced() {
 
 #[test]
 fn json_tool_runs_when_the_mode_allows_it() {
-    print_mode_tool_runs_when_allowed(P.json(), "bypassPermissions");
+    one_shot_tool_runs_when_the_mode_allows_it(P.json(), "bypassPermissions");
 }
 
 #[test]
 fn json_tool_is_refused_by_policy_when_the_mode_needs_an_approval() {
-    let out = print_mode_tool_refused_when_denied(P.json(), "default");
+    let out = one_shot_tool_refused(P.json(), "default");
     assert!(
         out.lines()
             .any(|l| l.contains(r#""type":"warning""#) && l.contains(r#""code":"permission_mode""#)),
@@ -101,6 +101,6 @@ fn json_tool_is_refused_by_policy_when_the_mode_needs_an_approval() {
 
 #[test]
 fn json_read_only_mode_offers_no_shell() {
-    let out = print_mode_tool_refused_when_denied(P.json(), "sandbox");
+    let out = one_shot_tool_refused(P.json(), "sandbox");
     assert!(out.contains("unavailable tool"), "{out}");
 }
