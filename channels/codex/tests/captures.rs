@@ -2,17 +2,11 @@
 //! 0.171.0, `codex exec --json`) through the normalizer and snapshots what users would see, in
 //! both wire formats.
 
-use std::path::PathBuf;
-
 use bridge_channel_codex::CodexNormalizer;
 use bridge_channel_codex::normalize::TokenTotals;
-use bridge_core::encode::{Encoder, JsonlEncoder, MarkerDialect, MarkerEncoder};
+use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
 use bridge_core::event::Event;
 use bridge_core::turn::Normalizer;
-
-fn captures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
-}
 
 /// The recorded resumes continue the thread of `codex-tool-bypass` (running total 2468 input
 /// tokens, …) and then of `codex-resume` (3702): those totals are their baselines.
@@ -57,39 +51,19 @@ fn normalize(name: &str, text: &str) -> Vec<Event> {
     events
 }
 
-fn encode(events: &[Event], encoder: &mut dyn Encoder) -> String {
-    let mut lines = Vec::new();
-    for event in events {
-        encoder.encode(event, &mut lines);
-    }
-    lines.join("\n")
-}
-
-fn capture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(captures_dir())
-        .expect("../shared/captures is present")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("codex-") && n.ends_with(".stdout"))
-        .map(|n| n.trim_end_matches(".stdout").to_string())
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn every_codex_capture_normalizes_to_a_stable_event_stream() {
-    let names = capture_names();
+    let names = captures::names("codex-");
     assert!(
         names.len() >= 30,
         "expected the Codex captures, found {}",
         names.len()
     );
     for name in names {
-        let text = std::fs::read_to_string(captures_dir().join(format!("{name}.stdout"))).unwrap();
+        let text = std::fs::read_to_string(captures::dir().join(format!("{name}.stdout"))).unwrap();
         let events = normalize(&name, &text);
-        let jsonl = encode(&events, &mut JsonlEncoder::new(false));
-        let markers = encode(&events, &mut MarkerEncoder::new(MarkerDialect::THREAD));
+        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
+        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::THREAD));
         insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
         insta::assert_snapshot!(format!("{name}.markers"), markers);
     }
@@ -119,7 +93,7 @@ fn failures_carry_the_cli_message_and_never_succeed() {
         ("codex-missing-env-key", "Missing environment variable"),
     ] {
         let text =
-            std::fs::read_to_string(captures_dir().join(format!("{capture}.stdout"))).unwrap();
+            std::fs::read_to_string(captures::dir().join(format!("{capture}.stdout"))).unwrap();
         let events = normalize(capture, &text);
         let end = end_of(&events).unwrap_or_else(|| panic!("{capture}: no turn end"));
         assert!(!end.success, "{capture} must fail");
@@ -128,7 +102,7 @@ fn failures_carry_the_cli_message_and_never_succeed() {
             "{capture}: {:?}",
             end.error
         );
-        let markers = encode(&events, &mut MarkerEncoder::new(MarkerDialect::THREAD));
+        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::THREAD));
         assert_eq!(
             markers.matches("[SEND_ERROR]").count(),
             1,
@@ -149,7 +123,7 @@ fn startup_failures_print_nothing_and_are_left_to_the_engine() {
     ] {
         let events = normalize(
             capture,
-            &std::fs::read_to_string(captures_dir().join(format!("{capture}.stdout"))).unwrap(),
+            &std::fs::read_to_string(captures::dir().join(format!("{capture}.stdout"))).unwrap(),
         );
         assert!(end_of(&events).is_none(), "{capture}: {events:?}");
     }
@@ -157,7 +131,7 @@ fn startup_failures_print_nothing_and_are_left_to_the_engine() {
 
 #[test]
 fn a_stream_that_ends_before_turn_completed_is_never_a_success() {
-    let text = std::fs::read_to_string(captures_dir().join("codex-tool-bypass.stdout")).unwrap();
+    let text = std::fs::read_to_string(captures::dir().join("codex-tool-bypass.stdout")).unwrap();
     let cut: Vec<&str> = text
         .lines()
         .filter(|l| !l.contains("turn.completed"))
@@ -168,7 +142,7 @@ fn a_stream_that_ends_before_turn_completed_is_never_a_success() {
 
 #[test]
 fn successful_turns_end_with_the_last_agent_message_and_the_turn_delta() {
-    let text = std::fs::read_to_string(captures_dir().join("codex-tool-bypass.stdout")).unwrap();
+    let text = std::fs::read_to_string(captures::dir().join("codex-tool-bypass.stdout")).unwrap();
     let events = normalize("codex-tool-bypass", &text);
     let end = end_of(&events).unwrap();
     assert!(end.success);
@@ -178,14 +152,14 @@ fn successful_turns_end_with_the_last_agent_message_and_the_turn_delta() {
             "The tool returned: Chunk ID: 9a2415 Wall time: 0.1781 seconds Process exited with code 0 Original token count: 2 Output: hello"
         )
     );
-    let markers = encode(&events, &mut MarkerEncoder::new(MarkerDialect::THREAD));
+    let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::THREAD));
     let last: serde_json::Value = serde_json::from_str(markers.lines().last().unwrap()).unwrap();
     assert_eq!(last["threadId"], "01a22f17-85d7-79d0-a276-640ebb5c78a4");
     assert_eq!(last["success"], true);
 
     let resumed = normalize(
         "codex-resume",
-        &std::fs::read_to_string(captures_dir().join("codex-resume.stdout")).unwrap(),
+        &std::fs::read_to_string(captures::dir().join("codex-resume.stdout")).unwrap(),
     );
     let usage = resumed
         .iter()

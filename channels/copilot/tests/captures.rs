@@ -5,17 +5,12 @@
 //! API errors).
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use bridge_channel_copilot::normalize::CopilotNormalizer;
-use bridge_core::encode::{Encoder, JsonlEncoder, MarkerDialect, MarkerEncoder};
+use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
 use bridge_core::event::{Event, StatusKind, ToolKind, TurnEnd};
 use bridge_core::turn::Normalizer;
-
-fn captures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
-}
 
 fn exit_code(name: &str) -> i32 {
     match name {
@@ -25,7 +20,7 @@ fn exit_code(name: &str) -> i32 {
 }
 
 fn normalize(name: &str) -> Vec<Event> {
-    let text = std::fs::read_to_string(captures_dir().join(format!("{name}.stdout"))).unwrap();
+    let text = std::fs::read_to_string(captures::dir().join(format!("{name}.stdout"))).unwrap();
     let mut normalizer = CopilotNormalizer::new();
     let mut events = vec![Event::TurnStart {
         provider: "copilot".into(),
@@ -38,26 +33,6 @@ fn normalize(name: &str) -> Vec<Event> {
         &mut events,
     );
     events
-}
-
-fn encode(events: &[Event], encoder: &mut dyn Encoder) -> String {
-    let mut lines = Vec::new();
-    for event in events {
-        encoder.encode(event, &mut lines);
-    }
-    lines.join("\n")
-}
-
-fn capture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(captures_dir())
-        .expect("../shared/captures is present")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("copilot-") && n.ends_with(".stdout"))
-        .map(|n| n.trim_end_matches(".stdout").to_string())
-        .collect();
-    names.sort();
-    names
 }
 
 fn end_of(events: &[Event]) -> &TurnEnd {
@@ -79,7 +54,7 @@ fn text(events: &[Event]) -> String {
 
 #[test]
 fn every_copilot_capture_normalizes_to_a_stable_event_stream() {
-    let names = capture_names();
+    let names = captures::names("copilot-");
     assert!(
         names.len() >= 12,
         "expected the copilot captures, found {names:?}"
@@ -91,8 +66,8 @@ fn every_copilot_capture_normalizes_to_a_stable_event_stream() {
             .filter(|e| matches!(e, Event::TurnEnd(_)))
             .count();
         assert_eq!(turn_ends, 1, "{name}");
-        let jsonl = encode(&events, &mut JsonlEncoder::new(false));
-        let markers = encode(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
+        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
+        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
         insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
         insta::assert_snapshot!(format!("{name}.markers"), markers);
     }

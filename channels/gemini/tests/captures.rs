@@ -6,17 +6,12 @@
 //! with its recorded stderr, so the snapshots pin down that the stream decides, not the exit.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use bridge_channel_gemini::json::GeminiJsonNormalizer;
-use bridge_core::encode::{Encoder, JsonlEncoder, MarkerDialect, MarkerEncoder};
+use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
 use bridge_core::event::{Event, ToolKind, TurnEnd};
 use bridge_core::turn::Normalizer;
-
-fn captures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
-}
 
 /// The exit code each capture had (§3.5, §3.7 of the reference); 0 for the rest.
 fn exit_code(name: &str) -> i32 {
@@ -35,14 +30,14 @@ fn exit_code(name: &str) -> i32 {
 /// Captures in the stream-json format (or with an empty stdout: startup failures of a
 /// stream-json run). The others are ACP transcripts, `--output-format json` and text output.
 fn capture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(captures_dir())
+    let mut names: Vec<String> = std::fs::read_dir(captures::dir())
         .expect("../shared/captures is present")
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("gemini-") && n.ends_with(".stdout"))
         .map(|n| n.trim_end_matches(".stdout").to_string())
         .filter(|n| {
-            let stdout = std::fs::read_to_string(captures_dir().join(format!("{n}.stdout")))
+            let stdout = std::fs::read_to_string(captures::dir().join(format!("{n}.stdout")))
                 .unwrap_or_default();
             stdout.trim().is_empty() || stdout.starts_with(r#"{"type":"init""#)
         })
@@ -53,7 +48,7 @@ fn capture_names() -> Vec<String> {
 
 fn normalize(name: &str) -> Vec<Event> {
     let read = |ext: &str| {
-        std::fs::read_to_string(captures_dir().join(format!("{name}.{ext}"))).unwrap_or_default()
+        std::fs::read_to_string(captures::dir().join(format!("{name}.{ext}"))).unwrap_or_default()
     };
     let resumed = name
         .starts_with("gemini-resume-missing")
@@ -76,14 +71,6 @@ fn normalize(name: &str) -> Vec<Event> {
         &mut events,
     );
     events
-}
-
-fn encode(events: &[Event], encoder: &mut dyn Encoder) -> String {
-    let mut lines = Vec::new();
-    for event in events {
-        encoder.encode(event, &mut lines);
-    }
-    lines.join("\n")
 }
 
 fn end_of(events: &[Event]) -> TurnEnd {
@@ -112,11 +99,11 @@ fn every_stream_json_capture_normalizes_to_a_stable_event_stream() {
         );
         insta::assert_snapshot!(
             format!("{name}.jsonl"),
-            encode(&events, &mut JsonlEncoder::new(false))
+            encode_all(&events, &mut JsonlEncoder::new(false))
         );
         insta::assert_snapshot!(
             format!("{name}.markers"),
-            encode(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION))
+            encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION))
         );
     }
 }

@@ -3,20 +3,15 @@
 //! normalizer and snapshots what users would see, in both wire formats.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use bridge_channel_grok_cli::GrokCliNormalizer;
-use bridge_core::encode::{Encoder, JsonlEncoder, MarkerDialect, MarkerEncoder};
+use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
 use bridge_core::event::{Event, TurnEnd};
 use bridge_core::turn::Normalizer;
 
-fn captures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
-}
-
 fn run(name: &str) -> (Vec<Event>, TurnEnd) {
-    let text = std::fs::read_to_string(captures_dir().join(format!("{name}.stdout"))).unwrap();
+    let text = std::fs::read_to_string(captures::dir().join(format!("{name}.stdout"))).unwrap();
     let mut normalizer = GrokCliNormalizer::new();
     let mut events = vec![Event::TurnStart {
         provider: "grok-cli".into(),
@@ -31,17 +26,9 @@ fn run(name: &str) -> (Vec<Event>, TurnEnd) {
     (events, end)
 }
 
-fn encode(events: &[Event], encoder: &mut dyn Encoder) -> String {
-    let mut lines = Vec::new();
-    for event in events {
-        encoder.encode(event, &mut lines);
-    }
-    lines.join("\n")
-}
-
 #[test]
 fn every_grok_capture_normalizes_to_a_stable_event_stream() {
-    let mut names: Vec<String> = std::fs::read_dir(captures_dir())
+    let mut names: Vec<String> = std::fs::read_dir(captures::dir())
         .expect("../shared/captures is present")
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -57,11 +44,11 @@ fn every_grok_capture_normalizes_to_a_stable_event_stream() {
         let (events, _) = run(&name);
         insta::assert_snapshot!(
             format!("{name}.jsonl"),
-            encode(&events, &mut JsonlEncoder::new(false))
+            encode_all(&events, &mut JsonlEncoder::new(false))
         );
         insta::assert_snapshot!(
             format!("{name}.markers"),
-            encode(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION))
+            encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION))
         );
     }
 }

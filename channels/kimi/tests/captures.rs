@@ -5,17 +5,12 @@
 //! 500, 0 for the rest (an unknown resume id silently starts a new session).
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use bridge_channel_kimi::KimiNormalizer;
 use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
 use bridge_core::event::{Event, TurnEnd};
 use bridge_core::normalize::replay;
-
-fn captures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
-}
 
 fn exit_code(name: &str) -> i32 {
     match name {
@@ -26,7 +21,7 @@ fn exit_code(name: &str) -> i32 {
 }
 
 fn normalize(name: &str) -> Vec<Event> {
-    let dir = captures_dir();
+    let dir = captures::dir();
     let stdout = std::fs::read_to_string(dir.join(format!("{name}.stdout"))).unwrap();
     let stderr = std::fs::read_to_string(dir.join(format!("{name}.stderr"))).unwrap();
     let resume = match name {
@@ -40,18 +35,6 @@ fn normalize(name: &str) -> Vec<Event> {
     replay("kimi", &mut normalizer, &stdout, &stderr, exit)
 }
 
-fn capture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(captures_dir())
-        .expect("../shared/captures is present")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("kimi-") && n.ends_with(".stdout"))
-        .map(|n| n.trim_end_matches(".stdout").to_string())
-        .collect();
-    names.sort();
-    names
-}
-
 fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
     let events = normalize(name);
     let Some(Event::TurnEnd(end)) = events.last().cloned() else {
@@ -62,7 +45,7 @@ fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
 
 #[test]
 fn every_kimi_capture_normalizes_to_a_stable_event_stream() {
-    let names = capture_names();
+    let names = captures::names("kimi-");
     assert!(
         names.len() >= 8,
         "expected the kimi captures, found {names:?}"

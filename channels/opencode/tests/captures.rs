@@ -5,17 +5,12 @@
 //! endless `drop` loop, 0 for the rest.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use bridge_channel_opencode::OpencodeNormalizer;
 use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
 use bridge_core::event::{Event, TurnEnd};
 use bridge_core::normalize::replay;
-
-fn captures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
-}
 
 fn exit(name: &str) -> ExitStatus {
     match name {
@@ -31,23 +26,11 @@ fn exit(name: &str) -> ExitStatus {
 }
 
 fn normalize(name: &str) -> Vec<Event> {
-    let dir = captures_dir();
+    let dir = captures::dir();
     let stdout = std::fs::read_to_string(dir.join(format!("{name}.stdout"))).unwrap();
     let stderr = std::fs::read_to_string(dir.join(format!("{name}.stderr"))).unwrap_or_default();
     let mut normalizer = OpencodeNormalizer::new(None);
     replay("opencode", &mut normalizer, &stdout, &stderr, exit(name))
-}
-
-fn capture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(captures_dir())
-        .expect("../shared/captures is present")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("opencode-") && n.ends_with(".stdout"))
-        .map(|n| n.trim_end_matches(".stdout").to_string())
-        .collect();
-    names.sort();
-    names
 }
 
 fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
@@ -60,7 +43,7 @@ fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
 
 #[test]
 fn every_opencode_capture_normalizes_to_a_stable_event_stream() {
-    let names = capture_names();
+    let names = captures::names("opencode-");
     assert!(
         names.len() >= 14,
         "expected the opencode captures, found {names:?}"

@@ -5,17 +5,12 @@
 //! errors, so these snapshots pin down that the stream, not the exit code, decides.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use bridge_channel_pi::PiNormalizer;
-use bridge_core::encode::{Encoder, JsonlEncoder, MarkerDialect, MarkerEncoder};
+use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
 use bridge_core::event::{Event, TurnEnd};
 use bridge_core::turn::Normalizer;
-
-fn captures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
-}
 
 fn exit_code(name: &str) -> i32 {
     if name == "pi-resume-badid" { 1 } else { 0 }
@@ -36,28 +31,8 @@ fn normalize(name: &str, text: &str) -> Vec<Event> {
     events
 }
 
-fn encode(events: &[Event], encoder: &mut dyn Encoder) -> String {
-    let mut lines = Vec::new();
-    for event in events {
-        encoder.encode(event, &mut lines);
-    }
-    lines.join("\n")
-}
-
-fn capture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(captures_dir())
-        .expect("../shared/captures is present")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("pi-") && n.ends_with(".stdout"))
-        .map(|n| n.trim_end_matches(".stdout").to_string())
-        .collect();
-    names.sort();
-    names
-}
-
 fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
-    let text = std::fs::read_to_string(captures_dir().join(format!("{name}.stdout"))).unwrap();
+    let text = std::fs::read_to_string(captures::dir().join(format!("{name}.stdout"))).unwrap();
     let events = normalize(name, &text);
     let Some(Event::TurnEnd(end)) = events.last().cloned() else {
         panic!("{name}: the last event is not a turn end");
@@ -67,15 +42,15 @@ fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
 
 #[test]
 fn every_pi_capture_normalizes_to_a_stable_event_stream() {
-    let names = capture_names();
+    let names = captures::names("pi-");
     assert!(
         names.len() >= 13,
         "expected the pi captures, found {names:?}"
     );
     for name in names {
         let (events, _) = end_of(&name);
-        let jsonl = encode(&events, &mut JsonlEncoder::new(false));
-        let markers = encode(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
+        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
+        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
         insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
         insta::assert_snapshot!(format!("{name}.markers"), markers);
     }

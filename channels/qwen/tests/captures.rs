@@ -3,20 +3,14 @@
 //! transport's normalizer (the Claude normalizer with Qwen's dialect) and snapshots what users
 //! would see, in both wire formats.
 
-use std::path::PathBuf;
-
 use bridge_channel_claude::ClaudeNormalizer;
 use bridge_channel_qwen::json::DIALECT;
-use bridge_core::encode::{Encoder, JsonlEncoder, MarkerDialect, MarkerEncoder};
+use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
 use bridge_core::event::{Event, TurnEnd};
 use bridge_core::turn::Normalizer;
 
-fn captures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
-}
-
 fn normalize(name: &str) -> Vec<Event> {
-    let text = std::fs::read_to_string(captures_dir().join(format!("{name}.stdout"))).unwrap();
+    let text = std::fs::read_to_string(captures::dir().join(format!("{name}.stdout"))).unwrap();
     let mut normalizer = ClaudeNormalizer::with_dialect(&DIALECT);
     let mut events = vec![Event::TurnStart {
         provider: "qwen".into(),
@@ -25,14 +19,6 @@ fn normalize(name: &str) -> Vec<Event> {
         normalizer.line(line, &mut events);
     }
     events
-}
-
-fn encode(events: &[Event], encoder: &mut dyn Encoder) -> String {
-    let mut lines = Vec::new();
-    for event in events {
-        encoder.encode(event, &mut lines);
-    }
-    lines.join("\n")
 }
 
 /// `[MESSAGE]` payloads of `init` carry tool lists and paths: cut long ones (the typed JSONL
@@ -46,18 +32,6 @@ fn shorten(markers: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn capture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(captures_dir())
-        .expect("../shared/captures is present")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("qwen-") && n.ends_with(".stdout"))
-        .map(|n| n.trim_end_matches(".stdout").to_string())
-        .collect();
-    names.sort();
-    names
 }
 
 fn turn_end(events: &[Event]) -> Option<&TurnEnd> {
@@ -79,15 +53,15 @@ fn text(events: &[Event]) -> String {
 
 #[test]
 fn every_qwen_capture_normalizes_to_a_stable_event_stream() {
-    let names = capture_names();
+    let names = captures::names("qwen-");
     assert!(
         names.len() >= 13,
         "expected the qwen captures, found {names:?}"
     );
     for name in names {
         let events = normalize(&name);
-        let jsonl = encode(&events, &mut JsonlEncoder::new(false));
-        let markers = encode(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
+        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
+        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
         insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
         insta::assert_snapshot!(format!("{name}.markers"), shorten(&markers));
     }
