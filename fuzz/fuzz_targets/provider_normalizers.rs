@@ -32,7 +32,10 @@ fuzz_target!(|data: &[u8]| {
             Box::new(GeminiJsonNormalizer::new(None)),
             MarkerDialect::SESSION,
         ),
-        4 => (Box::new(OpencodeNormalizer::new(None)), MarkerDialect::SESSION),
+        4 => (
+            Box::new(OpencodeNormalizer::new(None)),
+            MarkerDialect::SESSION,
+        ),
         _ => (Box::new(KimiNormalizer::new(None)), MarkerDialect::SESSION),
     };
     let exit = match (selector / 6) % 3 {
