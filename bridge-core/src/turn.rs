@@ -178,6 +178,21 @@ impl TurnContext {
         self.events.send(event).await.is_ok()
     }
 
+    /// Emits the warning `check` yields (if any) with `code` when it is ready: it runs next to
+    /// the turn and never delays it (an untested CLI version, for example).
+    pub fn warn_later(
+        &self,
+        code: &'static str,
+        check: impl std::future::Future<Output = Option<String>> + Send + 'static,
+    ) {
+        let ctx = self.clone();
+        tokio::spawn(async move {
+            if let Some(message) = check.await {
+                ctx.emit(Event::warning(code, message)).await;
+            }
+        });
+    }
+
     /// Ends a turn that failed before any process ran (CLI missing, bad request).
     pub async fn fail(&self, info: ErrorInfo, session_id: Option<String>) {
         let error = info.message.clone();

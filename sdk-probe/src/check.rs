@@ -17,6 +17,26 @@ pub fn default_cache_dir(env: &ProbeEnv) -> Option<PathBuf> {
     env.home().map(|home| home.join(".cache").join("bridge"))
 }
 
+/// How long a channel's background version check may run `<cli> --version`.
+pub const TURN_VERSION_CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What a channel checks next to a turn: [`untested_version_warning`] for the CLI it resolved
+/// from `resolved`, in this process's environment. `None` (no check) when the user named the
+/// binary through an env override: that choice is not second-guessed.
+pub fn turn_version_check(
+    spec: ProbeSpec,
+    resolved: &crate::Resolved,
+) -> Option<impl std::future::Future<Output = Option<String>> + Send + 'static> {
+    if matches!(resolved.source, crate::Source::Env { .. }) {
+        return None;
+    }
+    let path = resolved.path.clone();
+    Some(async move {
+        let env = ProbeEnv::from_process();
+        untested_version_warning(&spec, &path, &env, TURN_VERSION_CHECK_TIMEOUT).await
+    })
+}
+
 /// A warning when the CLI at `path` is outside `spec`'s tested range (or its version cannot be
 /// read within `timeout`); `None` when it is in range or the spec claims no range.
 pub async fn untested_version_warning(

@@ -49,7 +49,10 @@ mod spec;
 mod version;
 
 pub use cache::VersionCache;
-pub use check::{Located, default_cache_dir, locate, untested_version_warning};
+pub use check::{
+    Located, TURN_VERSION_CHECK_TIMEOUT, default_cache_dir, locate, turn_version_check,
+    untested_version_warning,
+};
 pub use env::{ProbeEnv, default_system_dirs, is_secret_name};
 pub use report::{
     AuthHint, AuthKind, DEFAULT_TIMEOUT, ProbeReport, Prober, Status, probe, probe_all,

@@ -479,7 +479,9 @@ impl Channel for AcpChannel {
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
         let provider = self.provider;
         Box::pin(async move {
-            let Some(program) = resolve_cli(provider) else {
+            let resolution =
+                sdk_probe::resolve(&provider.probe, &sdk_probe::ProbeEnv::from_process());
+            let Some(resolved) = resolution.found else {
                 let probe = &provider.probe;
                 let overrides = if probe.env_overrides.is_empty() {
                     String::new()
@@ -499,7 +501,13 @@ impl Channel for AcpChannel {
                 ctx.fail(info, request.session_id.clone()).await;
                 return;
             };
-            run_turn(provider, program, request, ctx).await;
+            for warning in resolution.warnings {
+                ctx.emit(Event::warning("cli_path", warning)).await;
+            }
+            if let Some(check) = sdk_probe::turn_version_check(provider.probe, &resolved) {
+                ctx.warn_later("untested_version", check);
+            }
+            run_turn(provider, resolved.path, request, ctx).await;
         })
     }
 }

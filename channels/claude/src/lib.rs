@@ -229,21 +229,6 @@ pub fn build_turn(
     Ok((turn, warnings))
 }
 
-/// Warns (in the background, never delaying the turn) when the CLI is outside the tested
-/// range. The version comes from the cache `bridge system status` keeps, so this is usually a
-/// `stat`; a cold cache costs one `claude --version` running next to the turn.
-fn spawn_version_check(program: PathBuf, ctx: TurnContext) {
-    tokio::spawn(async move {
-        let env = sdk_probe::ProbeEnv::from_process();
-        let timeout = std::time::Duration::from_secs(5);
-        if let Some(message) =
-            sdk_probe::untested_version_warning(&PROBE, &program, &env, timeout).await
-        {
-            ctx.emit(Event::warning("untested_version", message)).await;
-        }
-    });
-}
-
 impl Channel for ClaudeChannel {
     fn id(&self) -> &'static str {
         ID
@@ -272,9 +257,9 @@ impl Channel for ClaudeChannel {
                     return;
                 }
             };
-            // A binary named explicitly through an env override is the user's choice: it is not
-            // second-guessed (nor run with `--version`).
-            let explicit = matches!(resolved.source, sdk_probe::Source::Env { .. });
+            // The version comes from the cache `bridge system status` keeps (usually a `stat`);
+            // a cold cache costs one `claude --version` next to the turn.
+            let version_check = sdk_probe::turn_version_check(PROBE, &resolved);
             let (turn, warnings) = match build_turn(resolved.path, &request) {
                 Ok(built) => built,
                 Err(message) => {
@@ -290,8 +275,8 @@ impl Channel for ClaudeChannel {
             for warning in warnings {
                 ctx.emit(warning).await;
             }
-            if !explicit {
-                spawn_version_check(turn.command.program.clone(), ctx.clone());
+            if let Some(check) = version_check {
+                ctx.warn_later("untested_version", check);
             }
             run_process_turn(turn, Box::new(ClaudeNormalizer::new()), ctx).await;
         })

@@ -6,7 +6,8 @@
 //! lookup) and how to build a turn ([`OneShot::build`]: argv, env, stdin, and the pure
 //! normalizer of its output). [`OneShotChannel`] does the rest the same way for every provider:
 //! locate the CLI (a missing CLI fails the turn with the install hint), emit the build's
-//! warnings, check the version in the background, run the turn through
+//! warnings, check the version in the background ([`sdk_probe::turn_version_check`]), run the
+//! turn through
 //! [`bridge_core::turn::run_process_turn`] (deadlines, interrupt, process group, exit codes that
 //! lie are the normalizer's `finish`).
 //!
@@ -269,20 +270,6 @@ impl OneShotChannel {
     }
 }
 
-/// Warns (in the background, never delaying the turn) when the CLI at `program` is outside the
-/// tested range of `probe`; the version comes from the cache `bridge system status` keeps.
-pub fn spawn_version_check(probe: ProbeSpec, program: PathBuf, ctx: TurnContext) {
-    tokio::spawn(async move {
-        let env = ProbeEnv::from_process();
-        let timeout = std::time::Duration::from_secs(5);
-        if let Some(message) =
-            sdk_probe::untested_version_warning(&probe, &program, &env, timeout).await
-        {
-            ctx.emit(Event::warning("untested_version", message)).await;
-        }
-    });
-}
-
 impl Channel for OneShotChannel {
     fn id(&self) -> &'static str {
         self.spec.probe.id
@@ -312,10 +299,8 @@ impl Channel for OneShotChannel {
             for warning in located.warnings {
                 ctx.emit(Event::warning("cli_path", warning)).await;
             }
-            // A binary named through an env override is the user's choice: not second-guessed.
-            let explicit = matches!(located.resolved.source, sdk_probe::Source::Env { .. });
-            let program = located.resolved.path;
-            let built = match (spec.build)(program.clone(), &request, &env) {
+            let version_check = sdk_probe::turn_version_check(spec.probe, &located.resolved);
+            let built = match (spec.build)(located.resolved.path, &request, &env) {
                 Ok(built) => built,
                 Err(error) => {
                     let info = fail(error.code, error.message);
@@ -326,8 +311,8 @@ impl Channel for OneShotChannel {
             for warning in built.warnings {
                 ctx.emit(warning).await;
             }
-            if !explicit {
-                spawn_version_check(spec.probe, program, ctx.clone());
+            if let Some(check) = version_check {
+                ctx.warn_later("untested_version", check);
             }
             run_process_turn(built.turn, built.normalizer, ctx).await;
             // The scratch files outlive the process.
