@@ -2554,3 +2554,57 @@ fn inherited_variables_that_break_clis_do_not_reach_the_cli() {
         assert_eq!(fake.env_var(engine.api_key_env).as_deref(), Some(key));
     }
 }
+
+/// A CLI found on PATH (not named by an env override) whose version is outside the tested
+/// range gets an `untested_version` warning, checked next to the turn, which still runs; one
+/// named by its env override is the user's choice and is not checked. Every engine.
+#[test]
+fn an_untested_cli_version_found_on_path_is_warned_about() {
+    for engine in engines() {
+        let fake = Fake::new(engine, "trickle")
+            .var("FAKE_N", 10)
+            .var("FAKE_DELAY", "0.1");
+        let bin = fake.path("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let script = bin.join(engine.provider);
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo 0.0.1; exit 0; }}\nexec \"{}\" \"$@\"\n",
+                fakes_dir().join(engine.fake).display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut on_path = fake.command(&["--format", "jsonl"]);
+        on_path
+            .env_remove(engine.cli_env)
+            .env("PATH", format!("{}:{SYSTEM_PATH}", bin.display()));
+        let out =
+            Running::spawn(on_path, Input::Close(request("hi").into_bytes())).finish(SECS(60));
+        out.check_jsonl();
+        let untested: Vec<Value> = out
+            .jsonl_of_type("warning")
+            .into_iter()
+            .filter(|w| w["code"] == "untested_version")
+            .collect();
+        assert_eq!(untested.len(), 1, "{}: {}", engine.name, out.stdout());
+        let message = untested[0]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("0.0.1"), "{}: {message}", engine.name);
+        assert_eq!(
+            out.jsonl_of_type("turn_end").pop().unwrap()["success"],
+            true
+        );
+
+        // Named through the env override (as every other fault test does): no check at all.
+        let fake = Fake::new(engine, "ok");
+        let out = run(&fake, &["--format", "jsonl"], &request("hi"));
+        assert!(
+            !out.stdout().contains("untested_version"),
+            "{}: {}",
+            engine.name,
+            out.stdout()
+        );
+    }
+}

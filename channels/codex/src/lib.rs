@@ -502,7 +502,8 @@ impl Channel for CodexChannel {
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            let Some(codex) = resolve_cli() else {
+            let resolution = sdk_probe::resolve(&PROBE, &sdk_probe::ProbeEnv::from_process());
+            let Some(resolved) = resolution.found else {
                 let info = ErrorInfo {
                     code: ErrorCode::CliNotFound,
                     message: format!(
@@ -514,6 +515,13 @@ impl Channel for CodexChannel {
                 ctx.fail(info, request.session_id.clone()).await;
                 return;
             };
+            for warning in resolution.warnings {
+                ctx.emit(Event::warning("cli_path", warning)).await;
+            }
+            if let Some(check) = sdk_probe::turn_version_check(PROBE, &resolved) {
+                ctx.warn_later("untested_version", check);
+            }
+            let codex = native::native_behind(&resolved.path);
             let images = match materialize_images(&request.attachments) {
                 Ok(images) => images,
                 Err(message) => {
