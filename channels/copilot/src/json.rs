@@ -193,16 +193,6 @@ mod tests {
             .collect()
     }
 
-    fn warning_codes(built: &OneShotTurn) -> Vec<&str> {
-        built
-            .warnings
-            .iter()
-            .filter_map(|e| match e {
-                Event::Warning { code, .. } => Some(code.as_str()),
-                _ => None,
-            })
-            .collect()
-    }
 
     #[test]
     fn a_plain_turn_presets_the_session_and_sends_the_prompt_on_stdin() {
@@ -228,7 +218,7 @@ mod tests {
                 ("COPILOT_AUTO_UPDATE".into(), "false".into())
             ]
         );
-        assert_eq!(warning_codes(&built), ["permission_mode"]);
+        assert_eq!(built.warning_codes(), ["permission_mode"]);
     }
 
     #[test]
@@ -271,7 +261,7 @@ mod tests {
             built.turn.stdin_payload,
             b"hi\n\n## Agent Role and Instructions\n\nBe brief."
         );
-        assert!(warning_codes(&built).is_empty());
+        assert!(built.warning_codes().is_empty());
     }
 
     #[test]
@@ -281,7 +271,7 @@ mod tests {
             &ProbeEnv::empty(),
         );
         assert_eq!(args[4..], ["--deny-tool", "shell", "--deny-tool", "write"]);
-        assert!(warning_codes(&built).is_empty());
+        assert!(built.warning_codes().is_empty());
     }
 
     #[test]
@@ -307,7 +297,7 @@ mod tests {
                 "/tmp/a.png"
             ]
         );
-        assert_eq!(warning_codes(&built), ["attachment_skipped"]);
+        assert_eq!(built.warning_codes(), ["attachment_skipped"]);
         assert!(!env_of(&built).contains(&("COPILOT_ALLOW_ALL".into(), "false".into())));
     }
 }

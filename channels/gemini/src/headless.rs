@@ -157,16 +157,6 @@ mod tests {
         (args, launch)
     }
 
-    fn warning_codes(launch: &OneShotTurn) -> Vec<&str> {
-        launch
-            .warnings
-            .iter()
-            .filter_map(|e| match e {
-                Event::Warning { code, .. } => Some(code.as_str()),
-                _ => None,
-            })
-            .collect()
-    }
 
     #[test]
     fn a_plain_turn_sends_the_prompt_on_stdin_and_warns_that_nothing_can_be_asked() {
@@ -189,7 +179,7 @@ mod tests {
             launch.turn.command.cwd.as_deref(),
             Some(std::path::Path::new("/tmp"))
         );
-        assert_eq!(warning_codes(&launch), ["permission_mode"]);
+        assert_eq!(launch.warning_codes(), ["permission_mode"]);
     }
 
     #[test]
@@ -223,7 +213,7 @@ mod tests {
             .collect();
         assert!(env.contains(&(BASE_URL_ENV.into(), "http://127.0.0.1:9".into())));
         assert!(env.contains(&(API_KEY_ENV.into(), "canary-secret".into())));
-        assert!(warning_codes(&launch).is_empty());
+        assert!(launch.warning_codes().is_empty());
     }
 
     #[test]
@@ -248,7 +238,7 @@ mod tests {
         }));
         assert_eq!(args[4..], ["--approval-mode", "auto_edit"]);
         assert_eq!(
-            warning_codes(&launch),
+            launch.warning_codes(),
             [
                 "permission_mode",
                 "reasoning_effort",

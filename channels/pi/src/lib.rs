@@ -107,7 +107,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use bridge_core::event::Event;
 
     fn argv(request: serde_json::Value) -> (Vec<String>, OneShotTurn) {
         let request = Request::from_value(request).unwrap();
@@ -123,16 +122,6 @@ mod tests {
         (args, launch)
     }
 
-    fn warning_codes(launch: &OneShotTurn) -> Vec<String> {
-        launch
-            .warnings
-            .iter()
-            .filter_map(|e| match e {
-                Event::Warning { code, .. } => Some(code.clone()),
-                _ => None,
-            })
-            .collect()
-    }
 
     #[test]
     fn a_plain_turn_prints_json_and_sends_the_prompt_on_stdin() {
@@ -152,7 +141,7 @@ mod tests {
                 .contains(&(OsString::from("PI_SKIP_VERSION_CHECK"), OsString::from("1")))
         );
         // Default mode: pi runs every tool without asking, and says so.
-        assert_eq!(warning_codes(&launch), ["permission_mode"]);
+        assert_eq!(launch.warning_codes(), ["permission_mode"]);
     }
 
     #[test]
@@ -180,7 +169,7 @@ mod tests {
                 "read,grep,find,ls",
             ]
         );
-        assert!(warning_codes(&launch).is_empty());
+        assert!(launch.warning_codes().is_empty());
     }
 
     #[test]
@@ -197,7 +186,7 @@ mod tests {
         let (args, launch) =
             argv(json!({"message": "hi", "reasoningEffort": "max", "permissionMode": "yolo"}));
         assert_eq!(args[3..], ["--thinking", "xhigh"]);
-        assert_eq!(warning_codes(&launch), ["reasoning_effort"]);
+        assert_eq!(launch.warning_codes(), ["reasoning_effort"]);
         let (args, _) = argv(json!({
             "message": "hi", "reasoningEffort": "high", "disableThinking": true, "permissionMode": "yolo"
         }));
@@ -248,7 +237,7 @@ mod tests {
             assert_eq!(mode(dir), 0o700);
             assert_eq!(mode(&first), 0o600);
         }
-        assert_eq!(warning_codes(&launch), ["attachment_skipped"]);
+        assert_eq!(launch.warning_codes(), ["attachment_skipped"]);
         let dir = dir.to_path_buf();
         drop(launch);
         assert!(!dir.exists(), "the scratch dir is removed with the launch");
@@ -290,7 +279,7 @@ mod tests {
                 .any(|(_, v)| v.to_string_lossy().contains("sk-secret"))
         );
         assert_eq!(
-            warning_codes(&launch),
+            launch.warning_codes(),
             ["unsupported_field", "unsupported_field"]
         );
     }

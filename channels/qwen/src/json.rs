@@ -184,16 +184,6 @@ mod tests {
         (args, built)
     }
 
-    fn warning_codes(built: &OneShotTurn) -> Vec<&str> {
-        built
-            .warnings
-            .iter()
-            .filter_map(|e| match e {
-                Event::Warning { code, .. } => Some(code.as_str()),
-                _ => None,
-            })
-            .collect()
-    }
 
     #[test]
     fn a_plain_turn_streams_json_and_sends_the_prompt_on_stdin() {
@@ -215,7 +205,7 @@ mod tests {
         assert_eq!(built.turn.close_stdin, CloseStdin::AfterPayload);
         assert_eq!(built.turn.command.stdin, StdinMode::Piped);
         // Default mode cannot ask headless: said so.
-        assert_eq!(warning_codes(&built), ["permission_mode"]);
+        assert_eq!(built.warning_codes(), ["permission_mode"]);
     }
 
     #[test]
@@ -256,7 +246,7 @@ mod tests {
             OsString::from("OPENAI_API_KEY"),
             OsString::from("sk-secret-canary")
         )));
-        assert!(warning_codes(&built).is_empty());
+        assert!(built.warning_codes().is_empty());
     }
 
     #[test]
@@ -277,7 +267,7 @@ mod tests {
             &ProbeEnv::empty(),
         );
         assert_eq!(
-            warning_codes(&built),
+            built.warning_codes(),
             ["reasoning_effort", "attachment_skipped"]
         );
     }
