@@ -193,7 +193,6 @@ mod tests {
             .collect()
     }
 
-
     #[test]
     fn a_plain_turn_presets_the_session_and_sends_the_prompt_on_stdin() {
         let (args, built) = build(

@@ -157,7 +157,6 @@ mod tests {
         (args, launch)
     }
 
-
     #[test]
     fn a_plain_turn_sends_the_prompt_on_stdin_and_warns_that_nothing_can_be_asked() {
         let (args, launch) = build(json!({"message": "--help me", "cwd": "/tmp"}));

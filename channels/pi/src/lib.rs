@@ -122,7 +122,6 @@ mod tests {
         (args, launch)
     }
 
-
     #[test]
     fn a_plain_turn_prints_json_and_sends_the_prompt_on_stdin() {
         let (args, launch) = argv(json!({"message": "-- @not-a-file hi", "cwd": "/tmp"}));

@@ -184,7 +184,6 @@ mod tests {
         (args, built)
     }
 
-
     #[test]
     fn a_plain_turn_streams_json_and_sends_the_prompt_on_stdin() {
         let (args, built) = build(
