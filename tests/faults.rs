@@ -2608,3 +2608,35 @@ fn an_untested_cli_version_found_on_path_is_warned_about() {
         );
     }
 }
+
+/// A `transport` the provider does not have (field or `--transport`) is an invalid request that
+/// names the provider's transports; nothing runs.
+#[test]
+fn an_unknown_transport_is_rejected_naming_the_choices() {
+    for engine in engines() {
+        // Copilot (the ACP row) has `acp` and `json`; the others one way to run their CLI.
+        let needle = if engine.provider == "copilot" {
+            "available: acp, json"
+        } else {
+            "it has one way to run its CLI"
+        };
+        let out = assert_rejected(
+            engine,
+            &[],
+            request_with("hi", json!({"transport": "pigeon"})).as_bytes(),
+            needle,
+        );
+        assert!(
+            out.final_json()["error"]
+                .as_str()
+                .unwrap()
+                .contains("`pigeon`")
+        );
+        assert_rejected(
+            engine,
+            &["--transport", "pigeon"],
+            request("hi").as_bytes(),
+            needle,
+        );
+    }
+}

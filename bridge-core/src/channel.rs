@@ -34,6 +34,28 @@ pub trait Channel: Send + Sync {
         &["send", "sendWithAttachments"]
     }
 
+    /// Names of the transports a request may pick with `transport` (see [`Transports`]); empty
+    /// for a channel with a single way to run its CLI.
+    fn transports(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    /// Checks the request's `transport` against [`Channel::transports`] (matched ignoring case).
+    fn check_transport(&self, request: &Request) -> Result<(), crate::request::RequestError> {
+        let Some(transport) = &request.transport else {
+            return Ok(());
+        };
+        let available = self.transports();
+        if available.iter().any(|n| n.eq_ignore_ascii_case(transport)) {
+            return Ok(());
+        }
+        Err(crate::request::RequestError::UnknownTransport {
+            provider: self.display_name().to_string(),
+            transport: transport.clone(),
+            available: available.iter().map(|n| n.to_string()).collect(),
+        })
+    }
+
     /// Runs one turn. The future completes after the turn's [`Event::TurnEnd`] was sent.
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()>;
 }
@@ -152,6 +174,10 @@ impl Channel for Transports {
 
     fn commands(&self) -> &'static [&'static str] {
         self.default_channel().commands()
+    }
+
+    fn transports(&self) -> Vec<&'static str> {
+        self.names()
     }
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
@@ -340,5 +366,29 @@ mod tests {
         assert_eq!(error.code, ErrorCode::InvalidRequest);
         assert!(error.message.contains("carrier-pigeon") && error.message.contains("acp, json"));
         assert!(matches!(events.last(), Some(Event::TurnEnd(end)) if !end.success));
+    }
+
+    #[test]
+    fn a_transport_the_provider_lacks_is_an_invalid_request_naming_the_choices() {
+        let request = |t: &str| Request {
+            transport: Some(t.to_string()),
+            ..Request::from_prompt("hi")
+        };
+        assert_eq!(demo().check_transport(&request("Json")), Ok(()));
+        let error = demo().check_transport(&request("pigeon")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "request field `transport`: Demo has no transport `pigeon` (available: acp, json)"
+        );
+        // A channel with one way to run its CLI has no transports to pick.
+        let error = Named("acp").check_transport(&request("acp")).unwrap_err();
+        assert!(
+            error.to_string().contains("it has one way to run its CLI"),
+            "{error}"
+        );
+        assert_eq!(
+            Named("acp").check_transport(&Request::from_prompt("hi")),
+            Ok(())
+        );
     }
 }

@@ -86,7 +86,11 @@ pub async fn run_send<W: Write>(
         &mut outcome,
     );
 
-    let request = request.and_then(|request| request.validate().map(|()| request));
+    let request = request.and_then(|request| {
+        request.validate()?;
+        channel.check_transport(&request)?;
+        Ok(request)
+    });
     let request = match request {
         Ok(request) => request,
         Err(error) => {

@@ -143,6 +143,19 @@ pub enum RequestError {
     /// The working directory does not exist.
     #[error("request field `cwd` is not an existing directory: {0}")]
     BadCwd(String),
+    /// `transport` names a transport the provider does not have.
+    #[error(
+        "request field `transport`: {provider} has no transport `{transport}` ({})",
+        if available.is_empty() { "it has one way to run its CLI; leave `transport` out".to_string() } else { format!("available: {}", available.join(", ")) }
+    )]
+    UnknownTransport {
+        /// The provider's display name.
+        provider: String,
+        /// The transport asked for.
+        transport: String,
+        /// The provider's transports, the default first (empty: it has only one).
+        available: Vec<String>,
+    },
     /// The request is larger than [`MAX_REQUEST_BYTES`].
     #[error("request is larger than {} MiB", MAX_REQUEST_BYTES / (1024 * 1024))]
     TooLarge,

@@ -211,6 +211,10 @@ impl Channel for KimiChannel {
         self.transports.display_name()
     }
 
+    fn transports(&self) -> Vec<&'static str> {
+        self.transports.names()
+    }
+
     fn send(&self, mut request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
         let mut warning = None;
         if request.transport.is_none() {
