@@ -1006,3 +1006,35 @@ fn the_real_claude_cli_is_installed_pinned_and_in_range() {
         "{\"success\":true,\"available\":true}\n"
     );
 }
+
+/// `bridge --help` names every registered provider, and each provider with more than one
+/// transport is named with `--transport json` (the help text is written by hand).
+#[test]
+fn help_names_every_provider_and_the_multi_transport_ones() {
+    let out = Command::new(env!("CARGO_BIN_EXE_bridge"))
+        .arg("--help")
+        .output()
+        .expect("run bridge --help");
+    let help = String::from_utf8_lossy(&out.stdout);
+    let providers = help
+        .lines()
+        .find_map(|l| l.strip_prefix("Providers: "))
+        .expect("a Providers line");
+    let (names, transports) = providers.split_once(" (").expect("names, then a note");
+    let names: Vec<&str> = names.split(", ").collect();
+    let router = bridge::router();
+    assert_eq!(names, router.ids());
+    let named: Vec<&str> = transports
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .collect();
+    assert!(transports.contains("--transport json"), "{providers}");
+    for channel in router.channels() {
+        let multi = channel.transports().len() > 1;
+        assert_eq!(
+            named.contains(&channel.id()),
+            multi,
+            "{}: {providers}",
+            channel.id()
+        );
+    }
+}
