@@ -248,6 +248,7 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
         limits,
         permissions: Some(broker),
         abort: stdout_closed.clone(),
+        warnings_to_stderr: matches!(format, Format::Markers),
     };
     let mut writer = LineWriter::new(std::io::stdout().lock(), redactor);
     let outcome = run_send(channel, request, &options, &mut writer, cancel).await;

@@ -2596,6 +2596,29 @@ fn an_untested_cli_version_found_on_path_is_warned_about() {
             out.jsonl_of_type("turn_end").pop().unwrap()["success"],
             true
         );
+        assert!(
+            !out.stderr.contains("[WARNING]"),
+            "JSONL carries warnings in-band"
+        );
+
+        // In the markers format (which has no warning line) it goes to stderr; stdout stays
+        // the ai-bridge wire.
+        let mut markers = fake.command(&[]);
+        markers
+            .env_remove(engine.cli_env)
+            .env("PATH", format!("{}:{SYSTEM_PATH}", bin.display()));
+        let out =
+            Running::spawn(markers, Input::Close(request("hi").into_bytes())).finish(SECS(60));
+        out.check_markers();
+        assert!(
+            out.stderr
+                .lines()
+                .any(|l| l.starts_with("[WARNING] untested_version: ") && l.contains("0.0.1")),
+            "{}: {}",
+            engine.name,
+            out.stderr
+        );
+        assert!(!out.stdout().contains("[WARNING]"), "{}", out.stdout());
 
         // Named through the env override (as every other fault test does): no check at all.
         let fake = Fake::new(engine, "ok");

@@ -33,6 +33,10 @@ pub struct SendOptions {
     /// Cancelled when the output's reader is gone; the turn then stops without grace periods.
     /// The driver also cancels it itself when a write fails.
     pub abort: CancellationToken,
+    /// Also print each warning to stderr as `[WARNING] <code>: <message>` (redacted like
+    /// stdout). The markers format has no line for warnings, and ai-bridge clients ignore
+    /// stderr lines they do not know, so terminal users and plugin logs still see them.
+    pub warnings_to_stderr: bool,
 }
 
 /// How a send ended, for the exit code.
@@ -65,6 +69,14 @@ pub async fn run_send<W: Write>(
         stdout_closed: false,
     };
     let mut write = |event: &Event, outcome: &mut SendOutcome| {
+        if options.warnings_to_stderr
+            && let Event::Warning { code, message } = event
+        {
+            let line = format!("[WARNING] {code}: {message}");
+            let line = writer.redactor().redact(&line).replace(['\r', '\n'], " ");
+            // Best effort: a closed stderr must not stop the turn.
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
         lines.clear();
         encoder.encode(event, &mut lines);
         for line in &lines {

@@ -16,6 +16,11 @@ pub struct LineWriter<W: Write> {
 }
 
 impl<W: Write> LineWriter<W> {
+    /// The redactor every line passes through.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
     /// Wraps `out`; every line passes through `redactor`.
     pub fn new(out: W, redactor: Redactor) -> Self {
         LineWriter {
