@@ -7,44 +7,11 @@ use common::acp::*;
 
 const P: Provider = Provider::Opencode;
 
-#[test]
-fn text_streams_in_both_formats() {
-    text_in_both_formats(P);
-}
-
-#[test]
-fn thinking_streams_before_text() {
-    thinking_before_text(P);
-}
-
-#[test]
-fn approval_allowed_over_stdin_runs_the_command() {
-    approval_allowed_runs(P);
-}
-
-#[test]
-fn approval_denied_over_stdin_runs_nothing() {
-    approval_denied_does_not_run(P);
-}
-
-#[test]
-fn approval_without_a_client_is_denied_at_once() {
-    approval_without_client_is_denied(P);
-}
+acp_scenarios!(P, http_401: "invalid x-api-key");
 
 #[test]
 fn resume_sees_the_earlier_turn() {
     common::acp::resume_sees_the_earlier_turn(P);
-}
-
-#[test]
-fn interrupt_during_a_slow_stream_leaves_no_process() {
-    interrupt_during_slow_stream(P);
-}
-
-#[test]
-fn http_401_is_surfaced() {
-    http_error_is_surfaced(P, "err401", "invalid x-api-key");
 }
 
 // The same provider through `opencode run --format json` (`--transport json`).

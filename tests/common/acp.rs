@@ -97,6 +97,49 @@ impl Target {
 /// The mock model server (re-exported: the provider test files only import this module).
 pub use super::Mock;
 
+/// The ACP scenarios every provider passes, as `#[test]`s of the calling test file: text in
+/// both formats, thinking, an approval allowed / denied / unanswerable, an interrupt during a
+/// slow stream, and an HTTP 401 surfaced with `$needle` (the agent's wording of it).
+#[macro_export]
+macro_rules! acp_scenarios {
+    ($provider:expr, http_401: $needle:expr) => {
+        #[test]
+        fn text_streams_in_both_formats() {
+            $crate::common::acp::text_in_both_formats($provider);
+        }
+
+        #[test]
+        fn thinking_streams_before_text() {
+            $crate::common::acp::thinking_before_text($provider);
+        }
+
+        #[test]
+        fn approval_allowed_over_stdin_runs_the_command() {
+            $crate::common::acp::approval_allowed_runs($provider);
+        }
+
+        #[test]
+        fn approval_denied_over_stdin_runs_nothing() {
+            $crate::common::acp::approval_denied_does_not_run($provider);
+        }
+
+        #[test]
+        fn approval_without_a_client_is_denied_at_once() {
+            $crate::common::acp::approval_without_client_is_denied($provider);
+        }
+
+        #[test]
+        fn interrupt_during_a_slow_stream_leaves_no_process() {
+            $crate::common::acp::interrupt_during_slow_stream($provider);
+        }
+
+        #[test]
+        fn http_401_is_surfaced() {
+            $crate::common::acp::http_error_is_surfaced($provider, "err401", $needle);
+        }
+    };
+}
+
 /// Writes the files `provider` needs in the scratch home (model provider configs, and Kimi's
 /// placeholder login) and returns extra PATH dirs.
 fn prepare_home(target: Target, sandbox: &Sandbox, base_url: &str) -> Vec<PathBuf> {
