@@ -95,9 +95,9 @@ pub fn stream_turn(
 /// default, with interactive approvals) and its one-shot JSON print mode.
 ///
 /// The request's `transport` field (`bridge <provider> send --transport json`) picks one by
-/// name; without it the default runs, unless the request resumes a session and a
-/// [`Transports::resume_via`] transport is set (for a default whose resume is broken): then that
-/// transport runs and a `transport` warning says why.
+/// name; without it the default runs, unless the provider's [`Route`] (set with
+/// [`Transports::route`]) sends the request elsewhere — for example a resumed turn when the
+/// default cannot resume — and then a `transport` warning says why.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -116,15 +116,19 @@ pub fn stream_turn(
 #[derive(Clone)]
 pub struct Transports {
     transports: Vec<(&'static str, Arc<dyn Channel>)>,
-    resume_via: Option<(&'static str, &'static str)>,
+    route: Option<Route>,
 }
+
+/// Where a request that names no transport goes instead of the default: the transport's name
+/// and why (told to the client as a `transport` warning), or `None` for the default.
+pub type Route = fn(&Request) -> Option<(&'static str, String)>;
 
 impl Transports {
     /// A provider whose default transport is `channel`, called `name`.
     pub fn new(name: &'static str, channel: Arc<dyn Channel>) -> Self {
         Transports {
             transports: vec![(name, channel)],
-            resume_via: None,
+            route: None,
         }
     }
 
@@ -134,10 +138,9 @@ impl Transports {
         self
     }
 
-    /// Runs requests that resume a session (and name no transport) on `name`, because the
-    /// default cannot resume; `why` is told to the client as a warning.
-    pub fn resume_via(mut self, name: &'static str, why: &'static str) -> Self {
-        self.resume_via = Some((name, why));
+    /// Sends requests that name no transport where `route` says (see [`Route`]).
+    pub fn route(mut self, route: Route) -> Self {
+        self.route = Some(route);
         self
     }
 
@@ -190,15 +193,15 @@ impl Channel for Transports {
                     self.names().join(", ")
                 )),
             },
-            None => match self.resume_via {
-                Some((name, why)) if request.session_id.is_some() => match self.get(name) {
-                    Some(channel) => Ok((
-                        channel.clone(),
-                        Some(format!("resuming through the {name} transport: {why}")),
+            None => match self.route.and_then(|route| route(&request)) {
+                Some((name, why)) => match self.get(name) {
+                    Some(channel) => Ok((channel.clone(), Some(why))),
+                    None => Err(format!(
+                        "{} routes this request to the transport `{name}`, which it does not have",
+                        self.display_name()
                     )),
-                    None => Ok((self.default_channel().clone(), None)),
                 },
-                _ => Ok((self.default_channel().clone(), None)),
+                None => Ok((self.default_channel().clone(), None)),
             },
         };
         Box::pin(async move {
@@ -226,7 +229,7 @@ impl std::fmt::Debug for Transports {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transports")
             .field("names", &self.names())
-            .field("resume_via", &self.resume_via.map(|(name, _)| name))
+            .field("route", &self.route.is_some())
             .finish()
     }
 }
@@ -308,7 +311,12 @@ mod tests {
         Arc::new(
             Transports::new("acp", Arc::new(Named("acp")))
                 .with("json", Arc::new(Named("json")))
-                .resume_via("json", "acp cannot load sessions"),
+                .route(|request| {
+                    request
+                        .session_id
+                        .as_ref()
+                        .map(|_| ("json", "acp cannot load sessions".to_string()))
+                }),
         )
     }
 

@@ -89,9 +89,17 @@ pub const PROVIDER: AcpProvider = AcpProvider {
 /// Why a resumed turn runs on the `json` transport (told to the client as a warning).
 pub const RESUME_VIA_JSON: &str = "Gemini CLI 0.61.0 cannot load a session over ACP, its headless mode resumes sessions of either transport with --resume (this turn has no interactive approvals: its permission mode decides)";
 
+/// A resumed turn runs on `json` (see [`RESUME_VIA_JSON`]).
+fn resume_via_json(request: &bridge_core::request::Request) -> Option<(&'static str, String)> {
+    request.session_id.as_ref().map(|_| {
+        let why = format!("resuming through the json transport: {RESUME_VIA_JSON}");
+        ("json", why)
+    })
+}
+
 /// The Gemini channel: ACP by default, `json` on request and for every resumed turn.
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
         .with("json", Arc::new(OneShotChannel::new(&headless::ONE_SHOT)))
-        .resume_via("json", RESUME_VIA_JSON)
+        .route(resume_via_json)
 }

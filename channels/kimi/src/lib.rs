@@ -43,11 +43,9 @@ pub mod normalize;
 use std::sync::Arc;
 
 use bridge_acp::{AcpChannel, AcpProvider, EmptyTurn};
-use bridge_core::channel::Channel;
-use bridge_core::event::{Event, FileDiff, ToolKind as K};
+use bridge_core::channel::Transports;
+use bridge_core::event::{FileDiff, ToolKind as K};
 use bridge_core::request::Request;
-use bridge_core::turn::TurnContext;
-use futures_util::future::BoxFuture;
 use permission_mapper::PermissionMode;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
 use serde_json::Value;
@@ -152,28 +150,19 @@ pub const PROVIDER: AcpProvider = AcpProvider {
 };
 
 /// The Kimi channel: ACP (default) and `json` (`kimi --print`), routed to `json` when there is
-/// no Kimi Code login for ACP.
-pub fn channel() -> KimiChannel {
-    KimiChannel {
-        transports: bridge_core::channel::Transports::new(
-            "acp",
-            Arc::new(AcpChannel::new(&PROVIDER)),
-        )
-        .with("json", Arc::new(json::channel())),
-    }
+/// no Kimi Code login for ACP ([`route_without_login`]).
+pub fn channel() -> Transports {
+    Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
+        .with("json", Arc::new(json::channel()))
+        .route(route)
 }
 
-/// The Kimi provider: its [`bridge_core::channel::Transports`], plus the no-login routing.
-#[derive(Debug, Clone)]
-pub struct KimiChannel {
-    transports: bridge_core::channel::Transports,
-}
-
-impl KimiChannel {
-    /// The transports (`acp`, `json`).
-    pub fn transports(&self) -> &bridge_core::channel::Transports {
-        &self.transports
-    }
+/// The [`bridge_core::channel::Route`] of kimi: [`route_without_login`] in this process's
+/// environment.
+fn route(request: &Request) -> Option<(&'static str, String)> {
+    let env = sdk_probe::ProbeEnv::from_process();
+    let mode = PermissionMode::parse(request.permission_mode.as_deref().unwrap_or("")).mode;
+    route_without_login(env.home(), mode).map(|why| ("json", why))
 }
 
 /// Why a request that names no transport runs on `json`: `kimi acp` would refuse it for lack
@@ -200,41 +189,6 @@ pub fn route_without_login(home: Option<&std::path::Path>, mode: PermissionMode)
             login.display()
         )
     })
-}
-
-impl Channel for KimiChannel {
-    fn id(&self) -> &'static str {
-        self.transports.id()
-    }
-
-    fn display_name(&self) -> &'static str {
-        self.transports.display_name()
-    }
-
-    fn transports(&self) -> Vec<&'static str> {
-        self.transports.names()
-    }
-
-    fn send(&self, mut request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
-        let mut warning = None;
-        if request.transport.is_none() {
-            let home = sdk_probe::ProbeEnv::from_process()
-                .home()
-                .map(|h| h.to_path_buf());
-            let mode = PermissionMode::parse(request.permission_mode.as_deref().unwrap_or("")).mode;
-            if let Some(why) = route_without_login(home.as_deref(), mode) {
-                request.transport = Some("json".into());
-                warning = Some(Event::warning("transport", why));
-            }
-        }
-        let turn = self.transports.send(request, ctx.clone());
-        Box::pin(async move {
-            if let Some(warning) = warning {
-                ctx.emit(warning).await;
-            }
-            turn.await;
-        })
-    }
 }
 
 #[cfg(test)]
