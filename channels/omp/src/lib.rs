@@ -74,8 +74,6 @@ pub const BUN: Runtime = Runtime {
 
 /// How the bridge runs omp.
 pub const FLAVOR: Flavor = Flavor {
-    id: ID,
-    display_name: "oh-my-pi",
     probe: PROBE,
     resume_flag: "--resume",
     values: ValueStyle::Joined,

@@ -70,10 +70,6 @@ pub struct Runtime {
 /// Everything that differs between the pi-family CLIs.
 #[derive(Debug, Clone, Copy)]
 pub struct Flavor {
-    /// Provider key (`pi`, `omp`).
-    pub id: &'static str,
-    /// Human name.
-    pub display_name: &'static str,
     /// Where the CLI is and which versions are tested.
     pub probe: ProbeSpec,
     /// The flag that resumes a session by id (`--session` for pi, `--resume` for omp).
@@ -221,20 +217,10 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     options.open(path)?.write_all(bytes)
 }
 
+/// The turn's private directory, created on first use ([`bridge_jsonl::scratch_dir`]).
 fn scratch_dir(scratch: &mut Option<tempfile::TempDir>, id: &str) -> Result<PathBuf, BuildError> {
     if scratch.is_none() {
-        let prefix = format!("bridge-{id}-");
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&prefix);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o700));
-        }
-        let dir = builder.tempdir().map_err(|e| {
-            BuildError::invalid(format!("cannot create a temporary directory: {e}"))
-        })?;
-        *scratch = Some(dir);
+        *scratch = Some(bridge_jsonl::scratch_dir(id)?);
     }
     Ok(scratch
         .as_ref()
@@ -333,7 +319,7 @@ pub fn build_turn(
                 format!(
                     "{} takes endpoints and keys from its own model config or provider variables \
                      (such as OPENAI_API_KEY); the request's `{field}` is not used",
-                    flavor.display_name
+                    flavor.probe.display_name
                 ),
             ));
         }
@@ -343,7 +329,7 @@ pub fn build_turn(
         .as_deref()
         .filter(|p| !p.trim().is_empty())
     {
-        let dir = scratch_dir(&mut scratch, flavor.id)?;
+        let dir = scratch_dir(&mut scratch, flavor.probe.id)?;
         let path = dir.join("agent-prompt.md");
         write_private(&path, prompt.as_bytes())
             .map_err(|e| BuildError::invalid(format!("cannot write the agent prompt: {e}")))?;
@@ -365,7 +351,7 @@ pub fn build_turn(
                         "attachment_skipped",
                         format!(
                             "{shown} ({media_type}) was not attached: {} takes images and text files",
-                            flavor.display_name
+                            flavor.probe.display_name
                         ),
                     ));
                     continue;
@@ -381,7 +367,7 @@ pub fn build_turn(
                             "attachment {shown}: invalid base64 data ({e})"
                         ))
                     })?;
-                let dir = scratch_dir(&mut scratch, flavor.id)?;
+                let dir = scratch_dir(&mut scratch, flavor.probe.id)?;
                 let path = dir.join(file_name(index, name.as_deref(), media_type));
                 write_private(&path, &bytes).map_err(|e| {
                     BuildError::invalid(format!("cannot write attachment {shown}: {e}"))
@@ -435,7 +421,7 @@ pub fn build_turn(
     command.cwd = request.cwd.clone();
     command.stdin = StdinMode::Piped;
     let turn = ProcessTurn {
-        provider: flavor.id.into(),
+        provider: flavor.probe.id.into(),
         command,
         stdin_payload: request.message.clone().into_bytes(),
         close_stdin: CloseStdin::AfterPayload,
@@ -444,7 +430,7 @@ pub fn build_turn(
     };
     Ok(OneShotTurn {
         turn,
-        normalizer: Box::new(PiNormalizer::new(flavor.id)),
+        normalizer: Box::new(PiNormalizer::new(flavor.probe.id)),
         warnings,
         scratch,
     })

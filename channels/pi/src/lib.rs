@@ -74,8 +74,6 @@ pub fn permissions(requested: &RequestedMode) -> Permissions {
 
 /// How the bridge runs pi.
 pub const FLAVOR: Flavor = Flavor {
-    id: ID,
-    display_name: "pi",
     probe: PROBE,
     resume_flag: "--session",
     values: ValueStyle::Separate,
