@@ -961,9 +961,13 @@ fn the_real_claude_cli_is_installed_pinned_and_in_range() {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let real = |args: &[&str]| {
         let mut cmd = sb.command(args);
+        // This test checks what is detected, not how fast: `system status` starts every
+        // provider's `--version` at once, and on a 2-core CI machine that is also running other
+        // tests the native `claude` binary once took more than the default 10 s to answer.
         cmd.env("PATH", &path)
             .env("ANTHROPIC_API_KEY", CANARY_ANTHROPIC)
-            .env("BRIDGE_LOGIN_SHELL", "0");
+            .env("BRIDGE_LOGIN_SHELL", "0")
+            .env("BRIDGE_PROBE_TIMEOUT", "120");
         let r = run(cmd);
         assert_eq!(r.code, Some(0), "{args:?}: {}", r.stderr);
         r
