@@ -10,149 +10,59 @@
 
 mod common;
 
-use std::sync::LazyLock;
-
+use common::pi_family::{PI, PI_FAMILY_MODEL};
 use common::*;
-use regex::Regex;
 use serde_json::{Value, json};
-
-const MODEL: &str = "mock/mock-model";
-
-/// A sandbox whose pi config points at `mock`.
-fn sandbox(mock: &Mock) -> Sandbox {
-    let sandbox = Sandbox::new();
-    write_pi_models(&sandbox, &mock.api_base());
-    sandbox
-}
-
-fn request(sandbox: &Sandbox, message: &str, extra: Value) -> String {
-    let base = json!({
-        "message": message,
-        "cwd": sandbox.work(),
-        "model": MODEL,
-        "permissionMode": "bypassPermissions",
-    });
-    request_with(base, extra)
-}
-
-fn run(sandbox: &Sandbox, args: &[&str], req: &str) -> String {
-    let out = run_with_stdin(pi_command(sandbox, args), req);
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-static CALL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(call|fc|resp)_[0-9a-f]{24}").unwrap());
-
-/// The common views plus the mock's call ids.
-fn stable(text: String) -> String {
-    CALL.replace_all(&text, "${1}_[id]").into_owned()
-}
-
-/// Runs one scenario in both formats (one sandbox each) and snapshots what a plugin /
-/// integrator would see.
-fn scenario_both_formats(name: &str, mock: &Mock, prompt: &str, extra: Value) -> (String, String) {
-    let run_once = |args: &[&str]| {
-        let sandbox = sandbox(mock);
-        let out = run(&sandbox, args, &request(&sandbox, prompt, extra.clone()));
-        (out, sandbox)
-    };
-    snapshot_both_formats(name, run_once, stable)
-}
 
 #[test]
 fn text_streams_deltas_and_ends_with_the_session_and_result() {
-    let mock = Mock::start();
-    let (markers, jsonl) = scenario_both_formats("text", &mock, "MOCK:text say hello", json!({}));
-    assert!(
-        markers.starts_with("[MESSAGE_START]\n[STREAM_START]\n[SESSION_ID] "),
-        "{markers}"
-    );
+    let (markers, jsonl) = PI.text_scenario();
     let last = final_line(&markers);
-    assert_eq!(last["success"], true, "{markers}");
     assert!(
         last["sessionId"].as_str().is_some_and(|s| s.len() == 36),
         "{last}"
     );
-    assert_eq!(content_text(&markers), "Hello from the mock model.");
-    assert_eq!(last["result"], "Hello from the mock model.");
     assert!(markers.contains("[USAGE] "), "{markers}");
     let events = jsonl_events(&jsonl);
-    let end = events.last().unwrap();
-    assert_eq!(end["type"], "turn_end");
-    assert_eq!(end["success"], true);
     assert_eq!(of_type(&events, "usage").len(), 2, "message and turn usage");
 }
 
 #[test]
 fn thinking_streams_before_the_text_and_reasoning_effort_becomes_the_thinking_level() {
-    let mock = Mock::start();
-    let (markers, _) = scenario_both_formats(
-        "thinking",
-        &mock,
-        "MOCK:thinking think first",
-        json!({"reasoningEffort": "high"}),
-    );
-    let first_thinking = markers.find("[THINKING_DELTA]").expect("thinking deltas");
-    let first_text = markers.find("[CONTENT_DELTA]").expect("text deltas");
-    assert!(first_thinking < first_text);
-    assert_eq!(final_line(&markers)["success"], true);
-    // `--thinking high` reached the model as the request's reasoning effort.
-    let requests = mock.model_requests();
-    assert!(!requests.is_empty());
-    for r in requests {
-        assert_eq!(r.body["reasoning_effort"], "high", "{}", r.body);
-    }
+    PI.thinking_scenario();
 }
 
 #[test]
 fn a_tool_call_runs_and_its_result_comes_back_before_the_final_text() {
-    let mock = Mock::start();
-    let (markers, jsonl) = scenario_both_formats("tool", &mock, "MOCK:tool run it", json!({}));
-    let tool_use = markers
-        .lines()
-        .position(|l| l.starts_with("[MESSAGE] ") && l.contains(r#""type":"tool_use""#))
-        .expect("a Claude-shaped tool_use message");
-    assert!(
-        markers
-            .lines()
-            .nth(tool_use)
-            .unwrap()
-            .contains(r#""name":"bash""#)
-    );
+    let (markers, _) = PI.tool_scenario();
     let result = markers
         .lines()
-        .position(|l| l.starts_with("[TOOL_RESULT] "))
-        .expect("a tool result");
-    assert!(markers.lines().nth(result).unwrap().contains(r#"hello\n"#));
-    assert!(tool_use < result);
-    let last = final_line(&markers);
-    assert_eq!(last["success"], true);
-    assert_eq!(last["result"], "Tool finished. Output was: hello");
-    let events = jsonl_events(&jsonl);
-    let tool = of_type(&events, "tool_use");
-    assert_eq!(tool.len(), 1);
-    assert_eq!(tool[0]["kind"], "execute");
-    assert_eq!(tool[0]["input"]["command"], "echo hello");
+        .find(|l| l.starts_with("[TOOL_RESULT] "))
+        .unwrap();
+    assert!(result.contains(r#"hello\n"#), "{result}");
     assert_eq!(
-        of_type(&events, "tool_result")[0]["tool_use_id"],
-        tool[0]["id"]
+        final_line(&markers)["result"],
+        "Tool finished. Output was: hello"
     );
 }
 
 #[test]
 fn the_responses_api_dialect_works_too() {
     let mock = Mock::start();
-    let sandbox = sandbox(&mock);
-    let out = run(
+    let sandbox = PI.sandbox(&mock);
+    let out = PI.run(
         &sandbox,
         &["--format", "jsonl"],
-        &request(
+        &PI.request(
             &sandbox,
             "MOCK:tool run it",
             json!({"model": "mockresp/mock-model", "reasoningEffort": "low"}),
         ),
     );
-    insta::assert_snapshot!("responses-tool.jsonl", stable(jsonl_view(&out, &sandbox)));
+    insta::assert_snapshot!(
+        "responses-tool.jsonl",
+        (PI.stable)(jsonl_view(&out, &sandbox))
+    );
     let events = jsonl_events(&out);
     assert_eq!(events.last().unwrap()["success"], true, "{out}");
     let tool = of_type(&events, "tool_use");
@@ -165,73 +75,28 @@ fn the_responses_api_dialect_works_too() {
 #[test]
 fn permission_modes_map_to_the_tool_allowlist() {
     let mock = Mock::start();
-    let tools_offered = |mode: &str| {
-        let sandbox = sandbox(&mock);
-        let before = mock.model_requests().len();
-        let out = run(
-            &sandbox,
-            &["--format", "jsonl"],
-            &request(&sandbox, "MOCK:text hi", json!({"permissionMode": mode})),
-        );
-        let events = jsonl_events(&out);
-        assert_eq!(events.last().unwrap()["success"], true, "{mode}: {out}");
-        let warnings: Vec<String> = of_type(&events, "warning")
-            .iter()
-            .filter(|w| w["code"] == "permission_mode")
-            .map(|w| w["message"].as_str().unwrap().to_string())
-            .collect();
-        let request = &mock.model_requests()[before];
-        let mut tools: Vec<String> = request.body["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-            .collect();
-        tools.sort();
-        (tools, warnings)
-    };
-    let (tools, warnings) = tools_offered("sandbox");
-    assert_eq!(tools, ["find", "grep", "ls", "read"]);
-    assert!(warnings.is_empty(), "{warnings:?}");
-    let (tools, warnings) = tools_offered("default");
-    assert_eq!(tools, ["bash", "edit", "read", "write"]);
-    assert_eq!(warnings.len(), 1);
-    assert!(warnings[0].contains("runs without asking"), "{warnings:?}");
-    let (tools, warnings) = tools_offered("bypassPermissions");
-    assert_eq!(tools, ["bash", "edit", "read", "write"]);
-    assert!(warnings.is_empty());
+    let sandbox = PI.tools_offered(&mock, "sandbox", "MOCK:text hi");
+    assert_eq!(sandbox.tools, ["find", "grep", "ls", "read"]);
+    assert!(sandbox.warnings.is_empty(), "{:?}", sandbox.warnings);
+    let default = PI.tools_offered(&mock, "default", "MOCK:text hi");
+    assert_eq!(default.tools, ["bash", "edit", "read", "write"]);
+    assert_eq!(default.warnings.len(), 1);
+    assert!(
+        default.warnings[0].contains("runs without asking"),
+        "{:?}",
+        default.warnings
+    );
+    let bypass = PI.tools_offered(&mock, "bypassPermissions", "MOCK:text hi");
+    assert_eq!(bypass.tools, ["bash", "edit", "read", "write"]);
+    assert!(bypass.warnings.is_empty());
+    for offered in [sandbox, default, bypass] {
+        assert_eq!(offered.events.last().unwrap()["success"], true);
+    }
 }
 
 #[test]
 fn resume_keeps_the_session_and_the_model_sees_the_earlier_turn() {
-    let mock = Mock::start();
-    let sandbox = sandbox(&mock);
-    let first = run(
-        &sandbox,
-        &[],
-        &request(&sandbox, "MOCK:text first turn", json!({})),
-    );
-    let session = final_line(&first)["sessionId"]
-        .as_str()
-        .expect("first turn reports its session")
-        .to_string();
-    let second = run(
-        &sandbox,
-        &[],
-        &request(
-            &sandbox,
-            "MOCK:recall what did I say?",
-            json!({"sessionId": session}),
-        ),
-    );
-    let last = final_line(&second);
-    assert_eq!(last["success"], true, "{second}");
-    assert_eq!(last["sessionId"], session.as_str());
-    let text = content_text(&second);
-    assert!(
-        text.contains("first turn"),
-        "the model did not see turn 1: {text}"
-    );
+    let text = PI.resume_scenario();
     assert!(
         text.starts_with("I received 4 messages"),
         "system, turn 1, its answer, turn 2: {text}"
@@ -240,45 +105,21 @@ fn resume_keeps_the_session_and_the_model_sees_the_earlier_turn() {
 
 #[test]
 fn an_unknown_session_is_a_failure_with_pi_s_message() {
-    let mock = Mock::start();
-    let sandbox = sandbox(&mock);
-    let out = run(
-        &sandbox,
-        &[],
-        &request(
-            &sandbox,
-            "MOCK:text hi",
-            json!({"sessionId": "00000000-0000-4000-8000-000000000000"}),
-        ),
-    );
-    let error = out
-        .lines()
-        .find(|l| l.starts_with("[SEND_ERROR] "))
-        .expect("a send error");
+    let error = PI.unknown_session_scenario("00000000-0000-4000-8000-000000000000");
     assert!(error.contains("pi exited with exit code 1"), "{error}");
     assert!(error.contains("No session found matching"), "{error}");
-    assert_eq!(final_line(&out)["success"], false);
-    assert!(mock.model_requests().is_empty());
 }
 
 #[test]
 fn an_http_error_is_a_failure_although_pi_exits_zero() {
-    let mock = Mock::start();
-    let (markers, jsonl) = scenario_both_formats("err401", &mock, "MOCK:err401 hi", json!({}));
-    let last = final_line(&markers);
-    assert_eq!(last["success"], false, "{markers}");
-    assert!(last["error"].as_str().unwrap().starts_with("401"), "{last}");
-    let events = jsonl_events(&jsonl);
-    let errors = of_type(&events, "error");
-    assert_eq!(errors.len(), 1);
-    // The provider's own error decided, not an exit code.
-    assert_eq!(errors[0]["code"], "provider");
+    PI.http_error_scenario();
 
     // And pi itself, run the same way, exits 0 on it.
-    let sandbox = sandbox(&mock);
+    let mock = Mock::start();
+    let sandbox = PI.sandbox(&mock);
     let mut direct = std::process::Command::new(cli_path("pi"));
     direct
-        .args(["--print", "--mode", "json", "--model", MODEL])
+        .args(["--print", "--mode", "json", "--model", PI_FAMILY_MODEL])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", sandbox.home())
@@ -297,12 +138,12 @@ fn an_http_error_is_a_failure_although_pi_exits_zero() {
 #[test]
 fn an_image_attachment_reaches_the_model_as_an_image_and_the_agent_prompt_as_system_text() {
     let mock = Mock::start();
-    let sandbox = sandbox(&mock);
+    let sandbox = PI.sandbox(&mock);
     let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
-    let out = run(
+    let out = PI.run(
         &sandbox,
         &[],
-        &request(
+        &PI.request(
             &sandbox,
             "MOCK:text what is in the picture?",
             json!({
@@ -340,7 +181,7 @@ fn an_image_attachment_reaches_the_model_as_an_image_and_the_agent_prompt_as_sys
 fn an_interrupt_stops_pi_and_its_process_group_within_seconds() {
     use std::io::{BufRead, Write};
     let mock = Mock::start();
-    let sandbox = sandbox(&mock);
+    let sandbox = PI.sandbox(&mock);
     let mut cmd = pi_command(&sandbox, &[]);
     cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -348,7 +189,12 @@ fn an_interrupt_stops_pi_and_its_process_group_within_seconds() {
     let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     // The client keeps stdin open: later lines are control messages.
-    writeln!(stdin, "{}", request(&sandbox, "MOCK:slow talk", json!({}))).unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        PI.request(&sandbox, "MOCK:slow talk", json!({}))
+    )
+    .unwrap();
     let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
     let (mut seen, mut line, mut deltas) = (String::new(), String::new(), 0);
     let mut groups = Vec::new();

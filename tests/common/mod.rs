@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod acp;
+pub mod pi_family;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
