@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 const P: Provider = Provider::Gemini;
 
 acp_scenarios!(P, http_401: "invalid x-api-key");
+json_scenarios!(P, http_401: "invalid x-api-key");
 
 // ---------------------------------------------------------------------------------------------
 // Resume: ACP cannot load sessions in Gemini CLI 0.61.0, so a resumed turn runs headless.
@@ -86,12 +87,6 @@ fn a_session_started_over_acp_resumes_on_json_and_the_model_sees_turn_one() {
     );
 }
 
-/// Both turns on the json transport.
-#[test]
-fn json_resume_sees_the_earlier_turn() {
-    resume_sees_the_earlier_turn(P.json());
-}
-
 /// Naming the acp transport with a session id still refuses, without calling `session/load`
 /// (which would overwrite the saved conversation).
 #[test]
@@ -121,11 +116,6 @@ fn json_turn(request: Value, extra: &[&str]) -> (String, Sandbox) {
     (out, sandbox)
 }
 
-#[test]
-fn json_text_streams_in_both_formats() {
-    text_in_both_formats(P.json());
-}
-
 /// Headless Gemini prints no thoughts: the answer streams, and no thinking is made up.
 #[test]
 fn json_thinking_scenario_gives_the_answer_without_thoughts() {
@@ -137,16 +127,6 @@ fn json_thinking_scenario_gives_the_answer_without_thoughts() {
         "gemini-json-thinking.markers",
         acp_markers_view(&out, &sandbox)
     );
-}
-
-#[test]
-fn json_interrupt_during_a_slow_stream_leaves_no_process() {
-    interrupt_during_slow_stream(P.json());
-}
-
-#[test]
-fn json_http_401_is_surfaced() {
-    http_error_is_surfaced(P.json(), "err401", "invalid x-api-key");
 }
 
 /// The stream breaks mid-answer: Gemini prints `result {status:"error"}` and exits 0. Never a

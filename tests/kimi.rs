@@ -11,49 +11,20 @@ const P: Provider = Provider::Kimi;
 
 acp_scenarios!(P, http_401: "invalid x-api-key");
 
-#[test]
-fn resume_sees_the_earlier_turn() {
-    common::acp::resume_sees_the_earlier_turn(P);
-}
-
 // The same provider through `kimi --print --output-format stream-json` (`--transport json`),
 // run WITHOUT the placeholder Kimi Code login: print mode works with the API-key provider in
 // ~/.kimi/config.toml alone.
+json_scenarios!(P, http_401: "invalid x-api-key", thinking, tool_runs_in: "yolo");
 
 #[test]
-fn json_text_in_both_formats() {
-    text_in_both_formats(P.json());
-}
-
-#[test]
-fn json_thinking_before_text() {
-    thinking_before_text(P.json());
-}
-
-#[test]
-fn json_resume_sees_the_earlier_turn() {
-    common::acp::resume_sees_the_earlier_turn(P.json());
-}
-
-#[test]
-fn json_interrupt_while_the_model_answers_leaves_no_process() {
-    interrupt_while_the_model_answers(P.json());
-}
-
-#[test]
-fn json_http_401_is_surfaced() {
-    http_error_is_surfaced(P.json(), "err401", "invalid x-api-key");
+fn resume_sees_the_earlier_turn() {
+    common::acp::resume_sees_the_earlier_turn(P);
 }
 
 /// kimi exits 75 after its retries of a 500: a failure with the API's message.
 #[test]
 fn json_exit_75_after_an_api_error_is_never_success() {
     http_error_is_surfaced(P.json(), "err500", "Error code: 500");
-}
-
-#[test]
-fn json_tool_runs_when_the_mode_allows_it() {
-    one_shot_tool_runs_when_the_mode_allows_it(P.json(), "yolo");
 }
 
 #[test]

@@ -9,46 +9,17 @@ const P: Provider = Provider::Opencode;
 
 acp_scenarios!(P, http_401: "invalid x-api-key");
 
+// The same provider through `opencode run --format json` (`--transport json`).
+json_scenarios!(P, http_401: "invalid x-api-key", thinking, tool_runs_in: "bypassPermissions");
+
 #[test]
 fn resume_sees_the_earlier_turn() {
     common::acp::resume_sees_the_earlier_turn(P);
 }
 
-// The same provider through `opencode run --format json` (`--transport json`).
-
-#[test]
-fn json_text_in_both_formats() {
-    text_in_both_formats(P.json());
-}
-
-#[test]
-fn json_thinking_before_text() {
-    thinking_before_text(P.json());
-}
-
-#[test]
-fn json_resume_sees_the_earlier_turn() {
-    common::acp::resume_sees_the_earlier_turn(P.json());
-}
-
 #[test]
 fn json_unknown_session_is_an_error() {
     unknown_session_is_an_error(P.json());
-}
-
-#[test]
-fn json_interrupt_while_the_model_answers_leaves_no_process() {
-    interrupt_while_the_model_answers(P.json());
-}
-
-#[test]
-fn json_http_401_is_surfaced() {
-    http_error_is_surfaced(P.json(), "err401", "invalid x-api-key");
-}
-
-#[test]
-fn json_tool_runs_when_the_mode_allows_it() {
-    one_shot_tool_runs_when_the_mode_allows_it(P.json(), "bypassPermissions");
 }
 
 #[test]

@@ -140,6 +140,51 @@ macro_rules! acp_scenarios {
     };
 }
 
+/// The scenarios every `--transport json` mode passes, as `#[test]`s of the calling test file:
+/// text in both formats, resume, an interrupt that leaves no process, and an HTTP 401 surfaced
+/// with `$needle`. The second form adds thinking before text and a tool that runs in the
+/// permission mode `$mode` (Gemini's print mode shows no thoughts and needs its own tool test).
+#[macro_export]
+macro_rules! json_scenarios {
+    ($provider:expr, http_401: $needle:expr) => {
+        #[test]
+        fn json_text_streams_in_both_formats() {
+            $crate::common::acp::text_in_both_formats($provider.json());
+        }
+
+        #[test]
+        fn json_resume_sees_the_earlier_turn() {
+            $crate::common::acp::resume_sees_the_earlier_turn($provider.json());
+        }
+
+        #[test]
+        fn json_interrupt_leaves_no_process() {
+            $crate::common::acp::interrupt_leaves_no_process($provider.json());
+        }
+
+        #[test]
+        fn json_http_401_is_surfaced() {
+            $crate::common::acp::http_error_is_surfaced($provider.json(), "err401", $needle);
+        }
+    };
+    ($provider:expr, http_401: $needle:expr, thinking, tool_runs_in: $mode:expr) => {
+        $crate::json_scenarios!($provider, http_401: $needle);
+
+        #[test]
+        fn json_thinking_streams_before_text() {
+            $crate::common::acp::thinking_before_text($provider.json());
+        }
+
+        #[test]
+        fn json_tool_runs_when_the_mode_allows_it() {
+            $crate::common::acp::one_shot_tool_runs_when_the_mode_allows_it(
+                $provider.json(),
+                $mode,
+            );
+        }
+    };
+}
+
 /// Writes the files `provider` needs in the scratch home (model provider configs, and Kimi's
 /// placeholder login) and returns extra PATH dirs.
 fn prepare_home(target: Target, sandbox: &Sandbox, base_url: &str) -> Vec<PathBuf> {
@@ -742,6 +787,16 @@ pub fn unknown_session_is_an_error(provider: impl Into<Target>) {
         error.contains("00000000-0000-4000-8000-000000000000"),
         "{error}"
     );
+}
+
+/// An interrupt stops the turn and leaves no process: during the slow stream for CLIs that
+/// stream deltas, while the model answers for those that print whole messages.
+pub fn interrupt_leaves_no_process(target: Target) {
+    if target.whole_messages() {
+        interrupt_while_the_model_answers(target);
+    } else {
+        interrupt_during_slow_stream(target);
+    }
 }
 
 /// An interrupt during a slow stream stops the turn within seconds and leaves no process.
