@@ -16,6 +16,7 @@ use crate::encode::Format;
 use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd};
 use crate::output::LineWriter;
 use crate::permission::PermissionBroker;
+use crate::redact::SplitSecretGuard;
 use crate::request::{Request, RequestError};
 use crate::turn::{TurnContext, TurnLimits};
 
@@ -68,31 +69,38 @@ pub async fn run_send<W: Write>(
         invalid_request: false,
         stdout_closed: false,
     };
-    let mut write = |event: &Event, outcome: &mut SendOutcome| {
-        if options.warnings_to_stderr
-            && let Event::Warning { code, message } = event
-        {
-            let line = format!("[WARNING] {code}: {message}");
-            let line = writer.redactor().redact(&line).replace(['\r', '\n'], " ");
-            // Best effort: a closed stderr must not stop the turn.
-            let _ = writeln!(std::io::stderr(), "{line}");
-        }
-        lines.clear();
-        encoder.encode(event, &mut lines);
-        for line in &lines {
-            if outcome.stdout_closed {
-                break;
+    // A secret streamed across several deltas would pass the per-line redaction.
+    let mut guard = SplitSecretGuard::default();
+    let mut guarded = Vec::new();
+    let mut write = |event: Event, outcome: &mut SendOutcome| {
+        guarded.clear();
+        guard.pass(event, writer.redactor(), &mut guarded);
+        for event in guarded.drain(..) {
+            if options.warnings_to_stderr
+                && let Event::Warning { code, message } = &event
+            {
+                let line = format!("[WARNING] {code}: {message}");
+                let line = writer.redactor().redact(&line).replace(['\r', '\n'], " ");
+                // Best effort: a closed stderr must not stop the turn.
+                let _ = writeln!(std::io::stderr(), "{line}");
             }
-            if writer.write_line(line).is_err() {
-                outcome.stdout_closed = true;
-                options.abort.cancel();
-                cancel.cancel();
+            lines.clear();
+            encoder.encode(&event, &mut lines);
+            for line in &lines {
+                if outcome.stdout_closed {
+                    break;
+                }
+                if writer.write_line(line).is_err() {
+                    outcome.stdout_closed = true;
+                    options.abort.cancel();
+                    cancel.cancel();
+                }
             }
         }
     };
 
     write(
-        &Event::TurnStart {
+        Event::TurnStart {
             provider: channel.id().to_string(),
         },
         &mut outcome,
@@ -109,7 +117,7 @@ pub async fn run_send<W: Write>(
             outcome.invalid_request = true;
             let message = error.to_string();
             write(
-                &Event::Error(ErrorInfo {
+                Event::Error(ErrorInfo {
                     code: ErrorCode::InvalidRequest,
                     message: message.clone(),
                     stderr_tail: None,
@@ -117,7 +125,7 @@ pub async fn run_send<W: Write>(
                 &mut outcome,
             );
             write(
-                &Event::TurnEnd(TurnEnd {
+                Event::TurnEnd(TurnEnd {
                     success: false,
                     stop_reason: StopReason::Error,
                     session_id: None,
@@ -149,7 +157,7 @@ pub async fn run_send<W: Write>(
                         .error
                         .clone()
                         .unwrap_or_else(|| "the turn failed".into());
-                    write(&Event::error(ErrorCode::Provider, message), &mut outcome);
+                    write(Event::error(ErrorCode::Provider, message), &mut outcome);
                 }
                 outcome.success = end.success;
                 outcome.interrupted = end.stop_reason == StopReason::Interrupted;
@@ -160,7 +168,7 @@ pub async fn run_send<W: Write>(
         if ended && !matches!(event, Event::TurnEnd(_)) {
             continue;
         }
-        write(&event, &mut outcome);
+        write(event, &mut outcome);
         if ended {
             break;
         }
@@ -173,11 +181,11 @@ pub async fn run_send<W: Write>(
             channel.id()
         );
         write(
-            &Event::error(ErrorCode::Internal, message.clone()),
+            Event::error(ErrorCode::Internal, message.clone()),
             &mut outcome,
         );
         write(
-            &Event::TurnEnd(TurnEnd {
+            Event::TurnEnd(TurnEnd {
                 success: false,
                 stop_reason: StopReason::Error,
                 session_id: None,

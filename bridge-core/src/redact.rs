@@ -6,6 +6,8 @@
 
 use std::borrow::Cow;
 
+use crate::event::Event;
+
 /// Shortest value treated as a secret (shorter values would match ordinary text).
 const MIN_SECRET_LEN: usize = 8;
 
@@ -67,6 +69,135 @@ impl Redactor {
         }
         out
     }
+
+    /// Whether there is any secret to redact.
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    /// Length in bytes of the longest end of `text` that is the start of a secret (and not a
+    /// whole one): what a stream must hold back until it knows whether the secret follows.
+    /// Always a `char` boundary of `text` (a secret's first byte starts a `char`).
+    ///
+    /// ```
+    /// let mut r = bridge_core::redact::Redactor::new();
+    /// r.add("sk-canary-123456");
+    /// assert_eq!(r.partial_secret_suffix("the key is sk-can"), 6);
+    /// assert_eq!(r.partial_secret_suffix("the key is sk-canary-123456"), 0);
+    /// assert_eq!(r.partial_secret_suffix("nothing here"), 0);
+    /// ```
+    pub fn partial_secret_suffix(&self, text: &str) -> usize {
+        let bytes = text.as_bytes();
+        let mut longest = 0;
+        for secret in &self.secrets {
+            let secret = secret.as_bytes();
+            let window = (secret.len() - 1).min(bytes.len());
+            let tail = &bytes[bytes.len() - window..];
+            // Candidates start where the secret's first byte occurs; the first hit is the
+            // longest one.
+            for start in memchr::memchr_iter(secret[0], tail) {
+                let len = tail.len() - start;
+                if len <= longest {
+                    break;
+                }
+                if tail[start..] == secret[..len] {
+                    longest = len;
+                    break;
+                }
+            }
+        }
+        longest
+    }
+}
+
+/// Keeps a secret that arrives split across streamed deltas out of the output.
+///
+/// Each output line is redacted on its own, so a key the model streams as `"sk-an"`, `"t-…"`
+/// would pass line by line. The guard sits in front of the encoder: it redacts each delta
+/// together with the text it held back, and holds back the end of a delta that could be the
+/// start of a secret until the next event shows whether it is. Any other event releases what is
+/// held first, so order is kept and nothing is lost; with no secrets it passes events through.
+///
+/// ```
+/// use bridge_core::event::Event;
+/// use bridge_core::redact::{Redactor, SplitSecretGuard};
+///
+/// let mut redactor = Redactor::new();
+/// redactor.add("sk-canary-123456");
+/// let mut guard = SplitSecretGuard::default();
+/// let mut out = Vec::new();
+/// for piece in ["key: sk-can", "ary-12", "3456!"] {
+///     guard.pass(Event::TextDelta { text: piece.into() }, &redactor, &mut out);
+/// }
+/// guard.pass(Event::BlockReset, &redactor, &mut out);
+/// let text: String = out
+///     .iter()
+///     .filter_map(|e| match e {
+///         Event::TextDelta { text } => Some(text.as_str()),
+///         _ => None,
+///     })
+///     .collect();
+/// assert_eq!(text, "key: [redacted]!");
+/// ```
+#[derive(Debug, Default)]
+pub struct SplitSecretGuard {
+    /// Held-back text and whether it is thinking (else assistant text).
+    held: Option<(bool, String)>,
+}
+
+impl SplitSecretGuard {
+    /// Appends to `out` the events to write in place of `event`, in order.
+    pub fn pass(&mut self, event: Event, redactor: &Redactor, out: &mut Vec<Event>) {
+        if redactor.is_empty() {
+            out.push(event);
+            return;
+        }
+        match event {
+            Event::TextDelta { text } => self.delta(false, text, redactor, out),
+            Event::ThinkingDelta { text } => self.delta(true, text, redactor, out),
+            other => {
+                self.release(out);
+                out.push(other);
+            }
+        }
+    }
+
+    /// Appends what is held back (if anything) to `out`.
+    pub fn release(&mut self, out: &mut Vec<Event>) {
+        if let Some((thinking, text)) = self.held.take() {
+            out.push(delta(thinking, text));
+        }
+    }
+
+    fn delta(&mut self, thinking: bool, text: String, redactor: &Redactor, out: &mut Vec<Event>) {
+        let combined = match self.held.take() {
+            Some((held_thinking, mut held)) if held_thinking == thinking => {
+                held.push_str(&text);
+                held
+            }
+            Some((other, held)) => {
+                out.push(delta(other, held));
+                text
+            }
+            None => text,
+        };
+        let mut combined = redactor.redact(&combined).into_owned();
+        let keep = redactor.partial_secret_suffix(&combined);
+        if keep > 0 {
+            self.held = Some((thinking, combined.split_off(combined.len() - keep)));
+        }
+        if !combined.is_empty() {
+            out.push(delta(thinking, combined));
+        }
+    }
+}
+
+fn delta(thinking: bool, text: String) -> Event {
+    if thinking {
+        Event::ThinkingDelta { text }
+    } else {
+        Event::TextDelta { text }
+    }
 }
 
 #[cfg(test)]
@@ -86,5 +217,133 @@ mod tests {
         );
         r.add("short");
         assert_eq!(r.redact("short"), "short");
+    }
+
+    const KEY: &str = "sk-ant-canary-7f3c9a1e5b";
+
+    fn redactor() -> Redactor {
+        let mut r = Redactor::new();
+        r.add(KEY);
+        r.add("tok-6a0e55c1-secret");
+        r
+    }
+
+    /// Runs `events` through a guard, then releases what it holds.
+    fn guarded(redactor: &Redactor, events: Vec<Event>) -> Vec<Event> {
+        let mut guard = SplitSecretGuard::default();
+        let mut out = Vec::new();
+        for event in events {
+            guard.pass(event, redactor, &mut out);
+        }
+        guard.release(&mut out);
+        out
+    }
+
+    fn text(s: &str) -> Event {
+        Event::TextDelta { text: s.into() }
+    }
+
+    fn thinking(s: &str) -> Event {
+        Event::ThinkingDelta { text: s.into() }
+    }
+
+    fn joined(events: &[Event], want_thinking: bool) -> String {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TextDelta { text } if !want_thinking => Some(text.as_str()),
+                Event::ThinkingDelta { text } if want_thinking => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_secret_split_across_deltas_is_redacted_at_every_split_point() {
+        let r = redactor();
+        let streamed = format!("my key is {KEY}, keep it safe");
+        // Every way of cutting the text into three pieces around the key.
+        for a in 1..streamed.len() - 1 {
+            for b in [a + 1, (a + 7).min(streamed.len() - 1)] {
+                let pieces = [&streamed[..a], &streamed[a..b], &streamed[b..]];
+                let out = guarded(&r, pieces.iter().map(|p| text(p)).collect());
+                assert_eq!(
+                    joined(&out, false),
+                    "my key is [redacted], keep it safe",
+                    "{pieces:?}"
+                );
+                for event in &out {
+                    let Event::TextDelta { text } = event else {
+                        panic!("{event:?}")
+                    };
+                    // No single delta shows more than a prefix shorter than the whole key.
+                    assert!(!text.contains(KEY), "{pieces:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn text_that_only_looks_like_a_secret_start_is_delivered_unchanged_and_in_order() {
+        let r = redactor();
+        let out = guarded(
+            &r,
+            vec![
+                text("asks"),
+                text("-an"),
+                Event::BlockReset,
+                text("tok-6a"),
+                thinking("so"),
+                thinking("me s"),
+                text("end"),
+            ],
+        );
+        assert_eq!(
+            out,
+            vec![
+                text("ask"),
+                text("s-an"),
+                Event::BlockReset,
+                text("tok-6a"),
+                thinking("so"),
+                thinking("me "),
+                thinking("s"),
+                text("end"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_secret_split_across_thinking_deltas_is_redacted_too() {
+        let r = redactor();
+        let out = guarded(
+            &r,
+            vec![thinking("tok-6a0e"), thinking("55c1-secret."), text("ok")],
+        );
+        assert_eq!(joined(&out, true), "[redacted].");
+        assert_eq!(joined(&out, false), "ok");
+    }
+
+    #[test]
+    fn without_secrets_events_pass_through_untouched() {
+        let events = vec![text("sk-"), text(""), thinking("x"), Event::BlockReset];
+        assert_eq!(guarded(&Redactor::new(), events.clone()), events);
+    }
+
+    #[test]
+    fn held_text_is_bounded_by_the_longest_secret_and_keeps_multibyte_text_whole() {
+        let r = redactor();
+        assert_eq!(r.partial_secret_suffix("ünïcødé s"), 1);
+        assert_eq!(r.partial_secret_suffix("ünïcødé"), 0);
+        let almost = &KEY[..KEY.len() - 1];
+        assert_eq!(
+            r.partial_secret_suffix(&format!("xx{almost}")),
+            almost.len()
+        );
+        // A long run of secret-start characters holds back one at a time.
+        let many: Vec<Event> = (0..1000).map(|_| text("s")).collect();
+        let out = guarded(&r, many);
+        assert_eq!(joined(&out, false), "s".repeat(1000));
+        assert_eq!(out.len(), 1000);
     }
 }

@@ -181,6 +181,20 @@ case "${FAKE_SCENARIO:-ok}" in
     emit_result "done with ${KEY} and ${ANTHROPIC_AUTH_TOKEN:-}"
     finish_turn
     ;;
+  split_secrets)
+    # The key and the token streamed in pieces, as a model would stream a key it read: no
+    # piece is a whole secret, so only a redactor that looks across deltas catches them.
+    KEY="$(printenv "${FAKE_KEY_VAR:-ANTHROPIC_API_KEY}")"
+    TOKEN="${ANTHROPIC_AUTH_TOKEN:-}"
+    emit_init
+    emit_block_start
+    emit_delta "key=$(printf %s "$KEY" | cut -c1-2)"
+    emit_delta "$(printf %s "$KEY" | cut -c3-9)"
+    emit_delta "$(printf %s "$KEY" | cut -c10-) token=$(printf %s "$TOKEN" | cut -c1-11)"
+    emit_delta "$(printf %s "$TOKEN" | cut -c12-) end"
+    emit_result "done"
+    finish_turn
+    ;;
   stderr_flood)
     emit_init
     emit_block_start
