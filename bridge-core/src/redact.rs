@@ -181,7 +181,12 @@ impl SplitSecretGuard {
             }
             None => text,
         };
-        let mut combined = redactor.redact(&combined).into_owned();
+        // Most deltas hold no secret: keep their string instead of copying it.
+        let redacted = match redactor.redact(&combined) {
+            Cow::Owned(redacted) => Some(redacted),
+            Cow::Borrowed(_) => None,
+        };
+        let mut combined = redacted.unwrap_or(combined);
         let keep = redactor.partial_secret_suffix(&combined);
         if keep > 0 {
             self.held = Some((thinking, combined.split_off(combined.len() - keep)));
