@@ -21,6 +21,13 @@ fn resume_sees_the_earlier_turn() {
     common::acp::resume_sees_the_earlier_turn(P);
 }
 
+/// kimi would start a new, empty session under an id it does not have (exit 0): the bridge
+/// looks for the session where kimi keeps it and refuses the resume instead.
+#[test]
+fn json_unknown_session_is_an_error() {
+    unknown_session_is_an_error(P.json());
+}
+
 /// kimi exits 75 after its retries of a 500: a failure with the API's message.
 #[test]
 fn json_exit_75_after_an_api_error_is_never_success() {

@@ -3,7 +3,7 @@
 //! | request | what kimi gets |
 //! |---|---|
 //! | `message` (+ `agentPrompt`) | stdin, closed after it (print mode reads the prompt from a piped stdin) |
-//! | `sessionId` | `--session <id>`; a new turn gets `--session <fresh uuid>`, so the id is known from the start (kimi starts a new session under an id it does not know; it does not fail, so an unknown id to resume is not detected) |
+//! | `sessionId` | `--session <id>`; a new turn gets `--session <fresh uuid>`, so the id is known from the start. Kimi starts a new session under an id it does not know (exit 0, no history), so an id it has no session for in this working directory is refused before it runs ([`crate::sessions`]) |
 //! | `cwd` | `--work-dir <cwd>` and the process's working directory |
 //! | `model` | `--model <name>` (a model name from `config.toml`) |
 //! | `reasoningEffort` / `disableThinking` | `--thinking` / `--no-thinking` (kimi has no effort levels: any effort turns thinking on, with a warning unless it is `high` or more) |
@@ -17,7 +17,7 @@
 
 use std::path::PathBuf;
 
-use bridge_core::event::Event;
+use bridge_core::event::{ErrorCode, Event};
 use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
 use bridge_jsonl::{
@@ -92,7 +92,20 @@ pub fn build_turn(
         warnings.push(Event::warning("reasoning_effort", note));
     }
     // A new session gets its id from the bridge: kimi starts a session under an id it does
-    // not know, and otherwise names it only on stderr when it exits.
+    // not know, and otherwise names it only on stderr when it exits. For the same reason a
+    // resume of an id kimi does not have is refused here: kimi would answer without history.
+    if let Some(id) = &request.session_id
+        && crate::sessions::exists(env, request.cwd.as_deref(), id) == Some(false)
+    {
+        return Err(BuildError {
+            code: ErrorCode::Provider,
+            message: format!(
+                "kimi has no session `{id}` for this working directory (it keeps sessions per \
+                 directory under ~/.kimi/sessions); send the turn without a sessionId to start \
+                 a new conversation, or with the cwd the session was started in"
+            ),
+        });
+    }
     let session_id = request
         .session_id
         .clone()

@@ -39,6 +39,7 @@
 
 pub mod json;
 pub mod normalize;
+pub mod sessions;
 
 use std::sync::Arc;
 
