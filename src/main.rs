@@ -1,33 +1,35 @@
 //! The `bridge` command: a thin CLI over the library.
 //!
 //! ```text
-//! bridge <provider> send [PROMPT] [--format markers|jsonl] [--raw] [...]
+//! bridge <provider> send [PROMPT] [--format markers|jsonl|text] [--raw] [...]
 //! ```
 //!
-//! Without a prompt argument the request JSON is read from stdin (ai-bridge style). Exit codes:
-//! 0 success (and, in the markers format with a stdin request, a turn failure that was reported
-//! in-band, as ai-bridge does); 1 invalid provider, command or request, or a failed turn;
-//! 2 bad command-line flags; 130 interrupted.
+//! Without a prompt argument the request JSON is read from stdin (ai-bridge style). The format
+//! defaults to `markers`, or to `text` (answer on stdout, progress on stderr, approvals typed
+//! on stdin) when stdout is a terminal. Exit codes: 0 success (and, in the markers format with a
+//! stdin request, a turn failure that was reported in-band, as ai-bridge does); 1 invalid
+//! provider, command or request, or a failed turn; 2 bad command-line flags; 130 interrupted.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use bridge::core::control::{Control, parse_control};
-use bridge::core::driver::{SendOptions, SendOutcome, run_send};
+use bridge::core::driver::{SendOptions, SendOutcome, WireSink, run_send};
 use bridge::core::encode::Format;
 use bridge::core::output::{LineWriter, watch_stdout_closed};
-use bridge::core::permission::PermissionBroker;
+use bridge::core::permission::{PermissionBroker, PermissionDecision};
 use bridge::core::permission_ipc::FileIpc;
 use bridge::core::redact::Redactor;
 use bridge::core::request::{Request, RequestError, read_request};
+use bridge::core::text::{OpenApprovals, TextSink, typed_answer};
 use bridge::core::turn::TurnLimits;
 use clap::Parser;
 use std::sync::Arc;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
-/// Drive a coding-agent CLI and stream its turn as ai-bridge markers or JSONL.
+/// Drive a coding-agent CLI and stream its turn as ai-bridge markers, JSONL, or readable text.
 #[derive(Debug, Parser)]
 #[command(
     name = "bridge",
@@ -42,9 +44,11 @@ struct Cli {
     command: Option<String>,
     /// Prompt text; when absent the request JSON is read from stdin.
     prompt: Vec<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "markers", env = "BRIDGE_FORMAT")]
-    format: FormatArg,
+    /// Output format [default: text when stdout is a terminal, else markers]. `text`: the
+    /// answer on stdout, tool calls, thinking and errors on stderr, approvals answered by typing
+    /// y / a / n on stdin.
+    #[arg(long, value_enum, env = "BRIDGE_FORMAT")]
+    format: Option<FormatArg>,
     /// Include provider-native lines (`raw` events) in JSONL output.
     #[arg(long)]
     raw: bool,
@@ -94,6 +98,7 @@ struct Cli {
 enum FormatArg {
     Markers,
     Jsonl,
+    Text,
 }
 
 fn fail_line(error: &str) -> ExitCode {
@@ -169,6 +174,13 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
 
     let from_stdin = cli.prompt.is_empty();
     let stdin_is_terminal = std::io::stdin().is_terminal();
+    let format = match cli.format {
+        Some(FormatArg::Markers) => OutputFormat::Wire(Format::Markers),
+        Some(FormatArg::Jsonl) => OutputFormat::Wire(Format::Jsonl),
+        Some(FormatArg::Text) => OutputFormat::Text,
+        None if std::io::stdout().is_terminal() => OutputFormat::Text,
+        None => OutputFormat::Wire(Format::Markers),
+    };
     let mut stdin = tokio::io::stdin();
     let mut control_rest = None;
     let request: Result<Request, RequestError> = if from_stdin {
@@ -184,7 +196,9 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
             }
         }
     } else {
-        if !stdin_is_terminal {
+        // With the prompt as an argument, stdin is free for control lines; in the text format
+        // a person at the terminal answers approvals there too.
+        if !stdin_is_terminal || format == OutputFormat::Text {
             control_rest = Some(Vec::new());
         }
         Ok(Request::from_prompt(cli.prompt.join(" ")))
@@ -219,10 +233,6 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
     if let Some(bytes) = cli.max_line_bytes {
         limits.max_line_bytes = bytes;
     }
-    let format = match cli.format {
-        FormatArg::Markers => Format::Markers,
-        FormatArg::Jsonl => Format::Jsonl,
-    };
     let cwd = request
         .as_ref()
         .ok()
@@ -239,25 +249,57 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
         ipc,
         approval_timeout,
     ));
+    // Typed answers (y / a / n) are for the oldest approval the text view has shown.
+    let typed =
+        (format == OutputFormat::Text && control_rest.is_some()).then(OpenApprovals::default);
     if let Some(rest) = control_rest {
-        spawn_control_reader(stdin, rest, cancel.clone(), Arc::clone(&broker));
+        spawn_control_reader(
+            stdin,
+            rest,
+            cancel.clone(),
+            Arc::clone(&broker),
+            typed.clone(),
+        );
     }
     let options = SendOptions {
-        format,
         raw: cli.raw,
         limits,
         permissions: Some(broker),
         abort: stdout_closed.clone(),
-        warnings_to_stderr: matches!(format, Format::Markers),
+        warnings_to_stderr: format == OutputFormat::Wire(Format::Markers),
     };
-    let mut writer = LineWriter::new(std::io::stdout().lock(), redactor);
-    let outcome = run_send(channel, request, &options, &mut writer, cancel).await;
+    let outcome = match format {
+        OutputFormat::Wire(wire) => {
+            let encoder = wire.encoder(channel.dialect(), cli.raw);
+            let writer = LineWriter::new(std::io::stdout().lock(), redactor);
+            let mut sink = WireSink::new(encoder, writer);
+            run_send(channel, request, &options, &mut sink, cancel).await
+        }
+        OutputFormat::Text => {
+            let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            let mut sink =
+                TextSink::new(std::io::stdout().lock(), std::io::stderr(), redactor, color);
+            if let Some(typed) = typed {
+                sink = sink.answered_by_typing(typed);
+            }
+            run_send(channel, request, &options, &mut sink, cancel).await
+        }
+    };
     exit_code(outcome, format, from_stdin, stdout_closed.is_cancelled())
+}
+
+/// The output the user asked for (or the terminal implies).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OutputFormat {
+    /// A wire format on stdout.
+    Wire(Format),
+    /// The terminal view.
+    Text,
 }
 
 fn exit_code(
     outcome: SendOutcome,
-    format: Format,
+    format: OutputFormat,
     from_stdin: bool,
     stdout_closed: bool,
 ) -> ExitCode {
@@ -267,7 +309,7 @@ fn exit_code(
         ExitCode::from(1)
     } else if outcome.interrupted {
         ExitCode::from(130)
-    } else if format == Format::Markers && from_stdin {
+    } else if format == OutputFormat::Wire(Format::Markers) && from_stdin {
         // ai-bridge exits 0 after a reported send error; plugins rely on the in-band error.
         ExitCode::SUCCESS
     } else {
@@ -313,12 +355,19 @@ fn spawn_control_reader(
     rest: Vec<u8>,
     cancel: CancellationToken,
     broker: Arc<PermissionBroker>,
+    typed: Option<OpenApprovals>,
 ) {
     tokio::spawn(async move {
         let input = tokio::io::AsyncReadExt::chain(std::io::Cursor::new(rest), stdin);
         let mut lines = tokio::io::BufReader::new(input).lines();
         while let Ok(Some(line)) = lines.next_line().await {
             if line.trim().is_empty() {
+                continue;
+            }
+            if let Some(typed) = &typed
+                && !line.trim_start().starts_with('{')
+            {
+                answer_typed(&line, typed, &broker);
                 continue;
             }
             match parse_control(&line) {
@@ -338,4 +387,18 @@ fn spawn_control_reader(
         }
         broker.client_gone();
     });
+}
+
+/// A plain answer typed at the terminal, for the oldest approval shown.
+fn answer_typed(line: &str, typed: &OpenApprovals, broker: &PermissionBroker) {
+    let Some(request_id) = typed.oldest() else {
+        eprintln!("bridge: no approval is waiting; ignoring {:?}", line.trim());
+        return;
+    };
+    match typed_answer(line) {
+        Some(decision) => {
+            broker.answer(&request_id, PermissionDecision::new(decision));
+        }
+        None => eprintln!("bridge: answer y (yes), a (always), n (no) or c (cancel)"),
+    }
 }

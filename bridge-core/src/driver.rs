@@ -12,19 +12,17 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::channel::Channel;
-use crate::encode::Format;
+use crate::encode::Encoder;
 use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd};
 use crate::output::LineWriter;
 use crate::permission::PermissionBroker;
-use crate::redact::SplitSecretGuard;
+use crate::redact::{Redactor, SplitSecretGuard};
 use crate::request::{Request, RequestError};
 use crate::turn::{TurnContext, TurnLimits};
 
 /// How to run and print one send.
 #[derive(Debug, Clone, Default)]
 pub struct SendOptions {
-    /// Wire format.
-    pub format: Format,
     /// Include provider-native lines (JSONL only).
     pub raw: bool,
     /// Deadlines.
@@ -40,6 +38,53 @@ pub struct SendOptions {
     pub warnings_to_stderr: bool,
 }
 
+/// Where a send's events go: a wire format on stdout ([`WireSink`]) or the terminal view
+/// ([`crate::text::TextSink`]).
+pub trait Sink {
+    /// The secrets this run must never print.
+    fn redactor(&self) -> &Redactor;
+    /// Writes one event (already redacted across deltas); an error means the reader is gone.
+    fn write_event(&mut self, event: &Event) -> std::io::Result<()>;
+}
+
+/// A wire format: each event encoded as lines and written through a redacting [`LineWriter`].
+pub struct WireSink<W: Write> {
+    encoder: Box<dyn Encoder>,
+    writer: LineWriter<W>,
+    lines: Vec<String>,
+}
+
+impl<W: Write> WireSink<W> {
+    /// Encodes with `encoder` (see [`crate::encode::Format::encoder`]) into `writer`.
+    pub fn new(encoder: Box<dyn Encoder>, writer: LineWriter<W>) -> Self {
+        WireSink {
+            encoder,
+            writer,
+            lines: Vec::new(),
+        }
+    }
+
+    /// The writer (to get the output back in tests).
+    pub fn into_writer(self) -> LineWriter<W> {
+        self.writer
+    }
+}
+
+impl<W: Write> Sink for WireSink<W> {
+    fn redactor(&self) -> &Redactor {
+        self.writer.redactor()
+    }
+
+    fn write_event(&mut self, event: &Event) -> std::io::Result<()> {
+        self.lines.clear();
+        self.encoder.encode(event, &mut self.lines);
+        for line in &self.lines {
+            self.writer.write_line(line)?;
+        }
+        Ok(())
+    }
+}
+
 /// How a send ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SendOutcome {
@@ -53,16 +98,14 @@ pub struct SendOutcome {
     pub stdout_closed: bool,
 }
 
-/// Runs one send and writes its lines to `writer`.
-pub async fn run_send<W: Write>(
+/// Runs one send and writes its events to `sink`.
+pub async fn run_send(
     channel: Arc<dyn Channel>,
     request: Result<Request, RequestError>,
     options: &SendOptions,
-    writer: &mut LineWriter<W>,
+    sink: &mut dyn Sink,
     cancel: CancellationToken,
 ) -> SendOutcome {
-    let mut encoder = options.format.encoder(channel.dialect(), options.raw);
-    let mut lines = Vec::new();
     let mut outcome = SendOutcome {
         success: false,
         interrupted: false,
@@ -74,27 +117,23 @@ pub async fn run_send<W: Write>(
     let mut guarded = Vec::new();
     let mut write = |event: Event, outcome: &mut SendOutcome| {
         guarded.clear();
-        guard.pass(event, writer.redactor(), &mut guarded);
+        guard.pass(event, sink.redactor(), &mut guarded);
         for event in guarded.drain(..) {
             if options.warnings_to_stderr
                 && let Event::Warning { code, message } = &event
             {
                 let line = format!("[WARNING] {code}: {message}");
-                let line = writer.redactor().redact(&line).replace(['\r', '\n'], " ");
+                let line = sink.redactor().redact(&line).replace(['\r', '\n'], " ");
                 // Best effort: a closed stderr must not stop the turn.
                 let _ = writeln!(std::io::stderr(), "{line}");
             }
-            lines.clear();
-            encoder.encode(&event, &mut lines);
-            for line in &lines {
-                if outcome.stdout_closed {
-                    break;
-                }
-                if writer.write_line(line).is_err() {
-                    outcome.stdout_closed = true;
-                    options.abort.cancel();
-                    cancel.cancel();
-                }
+            if outcome.stdout_closed {
+                break;
+            }
+            if sink.write_event(&event).is_err() {
+                outcome.stdout_closed = true;
+                options.abort.cancel();
+                cancel.cancel();
             }
         }
     };

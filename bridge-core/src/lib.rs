@@ -36,6 +36,7 @@ pub mod process;
 pub mod redact;
 pub mod request;
 pub mod schema;
+pub mod text;
 pub mod turn;
 
 pub use channel::{Channel, Router};
