@@ -31,7 +31,7 @@
 
 use serde::Serialize;
 
-use crate::effective::{Effective, Note, NoteKind};
+use crate::effective::Effective;
 use crate::{PermissionMode, RequestedMode};
 
 /// Provider id used in [`Effective::provider`].
@@ -147,7 +147,7 @@ pub fn from_provider(settings: &CopilotSettings) -> PermissionMode {
 /// ```
 pub fn effective(requested: &RequestedMode) -> Effective<CopilotSettings> {
     let settings = to_provider(requested.mode);
-    let message = match requested.mode {
+    let substitution = match requested.mode {
         PermissionMode::Default => Some(
             "Copilot CLI's one-shot JSON mode cannot ask for approval: tools that need it (shell \
              commands, file changes) are denied instead; use acceptEdits for edits, \
@@ -164,10 +164,7 @@ pub fn effective(requested: &RequestedMode) -> Effective<CopilotSettings> {
         ),
         PermissionMode::Sandbox | PermissionMode::BypassPermissions | PermissionMode::Yolo => None,
     };
-    let notes = message
-        .map(|m| vec![Note::new(NoteKind::Substituted, m)])
-        .unwrap_or_default();
-    Effective::new(PROVIDER, requested, settings, notes)
+    Effective::substituted(PROVIDER, requested, settings, substitution)
 }
 
 #[cfg(test)]

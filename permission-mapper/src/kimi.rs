@@ -26,7 +26,7 @@
 
 use serde::Serialize;
 
-use crate::effective::{Effective, Note, NoteKind};
+use crate::effective::Effective;
 use crate::{PermissionMode, RequestedMode};
 
 /// Provider id used in [`Effective::provider`].
@@ -86,7 +86,7 @@ pub const fn to_provider(mode: PermissionMode) -> KimiSettings {
 /// ```
 pub fn effective_print(requested: &RequestedMode) -> Effective<KimiSettings> {
     let settings = to_provider(requested.mode);
-    let message = match requested.mode {
+    let substitution = match requested.mode {
         PermissionMode::Default => Some(
             "kimi --print cannot ask for approval: every tool call (commands and edits \
              included) runs without asking; use sandbox for read-only tools, or --transport acp \
@@ -102,10 +102,7 @@ pub fn effective_print(requested: &RequestedMode) -> Effective<KimiSettings> {
         ),
         PermissionMode::Sandbox | PermissionMode::BypassPermissions | PermissionMode::Yolo => None,
     };
-    let notes = message
-        .map(|m| vec![Note::new(NoteKind::Substituted, m)])
-        .unwrap_or_default();
-    Effective::new(PROVIDER, requested, settings, notes)
+    Effective::substituted(PROVIDER, requested, settings, substitution)
 }
 
 #[cfg(test)]

@@ -51,6 +51,7 @@
 #![deny(missing_docs)]
 
 pub mod claude;
+mod cli_enum;
 pub mod codex;
 pub mod copilot;
 mod effective;

@@ -27,7 +27,7 @@
 
 use serde::Serialize;
 
-use crate::effective::{Effective, Note, NoteKind};
+use crate::effective::Effective;
 use crate::{PermissionMode, RequestedMode};
 
 /// Provider id used in [`Effective::provider`].
@@ -108,20 +108,15 @@ pub fn refused_in_run(mode: PermissionMode) -> &'static [&'static str] {
 pub fn effective_run(requested: &RequestedMode) -> Effective<OpencodeSettings> {
     let settings = to_provider(requested.mode);
     let refused = refused_in_run(requested.mode);
-    let notes = if refused.is_empty() {
-        Vec::new()
-    } else {
-        vec![Note::new(
-            NoteKind::Substituted,
-            format!(
-                "opencode run cannot ask for approval: in the {} mode it refuses what would need \
-                 one ({}); use --transport acp for approvals, or bypassPermissions to allow them",
-                requested.mode,
-                refused.join(", ")
-            ),
-        )]
-    };
-    Effective::new(PROVIDER, requested, settings, notes)
+    let substitution = (!refused.is_empty()).then(|| {
+        format!(
+            "opencode run cannot ask for approval: in the {} mode it refuses what would need \
+             one ({}); use --transport acp for approvals, or bypassPermissions to allow them",
+            requested.mode,
+            refused.join(", ")
+        )
+    });
+    Effective::substituted(PROVIDER, requested, settings, substitution)
 }
 
 #[cfg(test)]
