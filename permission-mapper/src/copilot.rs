@@ -170,6 +170,7 @@ pub fn effective(requested: &RequestedMode) -> Effective<CopilotSettings> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -198,15 +199,11 @@ mod tests {
             ),
             (PermissionMode::Yolo, &["--allow-all"], true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, args, exact) in table {
-            let eff = effective(&RequestedMode::from(mode));
-            assert_eq!(eff.settings.args(), args, "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-            let allows_all = eff.settings.allow != CopilotAllow::Rules;
-            assert_eq!(eff.settings.env().is_empty(), allows_all, "{mode}");
-        }
+        assert_mapping_table(&table, effective, |mode, settings, args| {
+            assert_eq!(settings.args(), *args, "{mode}");
+            let allows_all = settings.allow != CopilotAllow::Rules;
+            assert_eq!(settings.env().is_empty(), allows_all, "{mode}");
+        });
     }
 
     #[test]

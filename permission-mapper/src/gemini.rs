@@ -139,6 +139,7 @@ pub fn effective(requested: &RequestedMode) -> Effective<GeminiSettings> {
 mod tests {
     use super::*;
     use crate::NoteKind;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -151,13 +152,9 @@ mod tests {
             (PermissionMode::BypassPermissions, "yolo", true),
             (PermissionMode::Yolo, "yolo", true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, approval, exact) in table {
-            let eff = effective(&RequestedMode::from(mode));
-            assert_eq!(eff.settings.args(), ["--approval-mode", approval], "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-        }
+        assert_mapping_table(&table, effective, |mode, settings, approval| {
+            assert_eq!(settings.args(), ["--approval-mode", approval], "{mode}");
+        });
         let unknown = effective(&PermissionMode::parse("auto"));
         assert_eq!(unknown.settings.approval_mode, GeminiApproval::Default);
         assert_eq!(unknown.notes[0].kind, NoteKind::UnknownMode);

@@ -75,6 +75,7 @@ pub fn effective(requested: &RequestedMode) -> Effective<GrokCliSettings> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -87,13 +88,9 @@ mod tests {
             (PermissionMode::BypassPermissions, true, true),
             (PermissionMode::Yolo, true, true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, runs, exact) in table {
-            let eff = effective(&RequestedMode::from(mode));
-            assert_eq!(eff.settings.runs, runs, "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-        }
+        assert_mapping_table(&table, effective, |mode, settings, runs| {
+            assert_eq!(settings.runs, *runs, "{mode}");
+        });
     }
 
     #[test]

@@ -108,6 +108,7 @@ pub fn effective_print(requested: &RequestedMode) -> Effective<KimiSettings> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -120,13 +121,9 @@ mod tests {
             (PermissionMode::BypassPermissions, false, true),
             (PermissionMode::Yolo, false, true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, read_only, exact) in table {
-            let eff = effective_print(&RequestedMode::from(mode));
-            assert_eq!(eff.settings.agent_file().is_some(), read_only, "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-        }
+        assert_mapping_table(&table, effective_print, |mode, settings, read_only| {
+            assert_eq!(settings.agent_file().is_some(), *read_only, "{mode}");
+        });
     }
 
     #[test]

@@ -153,6 +153,7 @@ pub fn effective(requested: &RequestedMode) -> Effective<OmpSettings> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -177,13 +178,9 @@ mod tests {
             ),
             (PermissionMode::Yolo, &["--approval-mode", "yolo"], true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, args, exact) in table {
-            let eff = effective(&RequestedMode::from(mode));
-            assert_eq!(eff.settings.args(), args, "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-        }
+        assert_mapping_table(&table, effective, |mode, settings, args| {
+            assert_eq!(settings.args(), *args, "{mode}");
+        });
     }
 
     #[test]

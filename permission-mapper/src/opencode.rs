@@ -122,52 +122,44 @@ pub fn effective_run(requested: &RequestedMode) -> Effective<OpencodeSettings> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
-        // (mode, config reads back as, agent, exact in run)
+        // (mode, (config reads back as, agent), exact in run)
         let table = [
             (
                 PermissionMode::Default,
-                PermissionMode::Default,
-                None,
+                (PermissionMode::Default, None),
                 false,
             ),
             (
                 PermissionMode::AcceptEdits,
-                PermissionMode::AcceptEdits,
-                None,
+                (PermissionMode::AcceptEdits, None),
                 false,
             ),
             (
                 PermissionMode::Plan,
-                PermissionMode::Sandbox,
-                Some("plan"),
+                (PermissionMode::Sandbox, Some("plan")),
                 false,
             ),
             (
                 PermissionMode::Sandbox,
-                PermissionMode::Sandbox,
-                None,
+                (PermissionMode::Sandbox, None),
                 false,
             ),
             (
                 PermissionMode::BypassPermissions,
-                PermissionMode::Yolo,
-                None,
+                (PermissionMode::Yolo, None),
                 true,
             ),
-            (PermissionMode::Yolo, PermissionMode::Yolo, None, true),
+            (PermissionMode::Yolo, (PermissionMode::Yolo, None), true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, back, agent, exact) in table {
-            let eff = effective_run(&RequestedMode::from(mode));
-            assert_eq!(from_provider(eff.settings.permission), back, "{mode}");
-            assert_eq!(eff.settings.agent, agent, "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-            assert!(serde_json::from_str::<serde_json::Value>(eff.settings.permission).is_ok());
-        }
+        assert_mapping_table(&table, effective_run, |mode, settings, (back, agent)| {
+            assert_eq!(from_provider(settings.permission), *back, "{mode}");
+            assert_eq!(settings.agent, *agent, "{mode}");
+            assert!(serde_json::from_str::<serde_json::Value>(settings.permission).is_ok());
+        });
     }
 
     #[test]

@@ -134,6 +134,7 @@ pub fn effective(requested: &RequestedMode) -> Effective<PiSettings> {
 mod tests {
     use super::*;
     use crate::NoteKind;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -146,22 +147,18 @@ mod tests {
             (PermissionMode::BypassPermissions, None, true),
             (PermissionMode::Yolo, None, true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, tools, exact) in table {
-            let eff = effective(&RequestedMode::from(mode));
+        assert_mapping_table(&table, effective, |mode, settings, tools| {
             assert_eq!(
-                eff.settings.tools.map(|t| t.join(",")).as_deref(),
-                tools,
+                settings.tools.map(|t| t.join(",")).as_deref(),
+                *tools,
                 "{mode}"
             );
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-            let args = eff.settings.args();
+            let args = settings.args();
             match tools {
                 Some(list) => assert_eq!(args, ["--tools", list]),
                 None => assert!(args.is_empty()),
             }
-        }
+        });
     }
 
     #[test]
