@@ -27,13 +27,10 @@
 //! assert_eq!(claude::from_provider("acceptEdits"), Ok(PermissionMode::AcceptEdits));
 //! ```
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
+use crate::cli_enum::cli_enum;
 use crate::effective::{Effective, Note, NoteKind};
-use crate::mode::truncate;
 use crate::{ParseError, PermissionMode, RequestedMode};
 
 /// Provider id used in [`Effective::provider`].
@@ -42,48 +39,31 @@ pub const PROVIDER: &str = "claude";
 /// The env var (and value) that lets Claude Code run `bypassPermissions` as root.
 pub const SANDBOX_ENV: (&str, &str) = ("IS_SANDBOX", "1");
 
-/// A value of the Claude CLI's `--permission-mode` flag (and of `permissionMode` in its `init`
-/// event). [`to_provider`] only produces the first four.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ClaudeMode {
-    /// `default`: ask before edits and commands.
-    Default,
-    /// `acceptEdits`: edits without asking, commands still ask.
-    AcceptEdits,
-    /// `plan`: read-only until a plan is approved.
-    Plan,
-    /// `bypassPermissions`: never ask.
-    BypassPermissions,
-    /// `dontAsk`: never ask, deny whatever is not pre-approved. Read back only; never produced.
-    DontAsk,
-    /// `auto`: a classifier decides instead of asking. Read back only; never produced.
-    Auto,
+cli_enum! {
+    /// A value of the Claude CLI's `--permission-mode` flag (and of `permissionMode` in its `init`
+    /// event). [`to_provider`] only produces the first four.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum ClaudeMode {
+        /// `default`: ask before edits and commands.
+        Default => "default",
+        /// `acceptEdits`: edits without asking, commands still ask.
+        AcceptEdits => "acceptEdits",
+        /// `plan`: read-only until a plan is approved.
+        Plan => "plan",
+        /// `bypassPermissions`: never ask.
+        BypassPermissions => "bypassPermissions",
+        /// `dontAsk`: never ask, deny whatever is not pre-approved. Read back only; never produced.
+        DontAsk => "dontAsk",
+        /// `auto`: a classifier decides instead of asking. Read back only; never produced.
+        Auto => "auto",
+    }
+    /// Every value the CLI accepts (its `--permission-mode` choices).
+    const ALL;
+    /// Case-insensitive; only the CLI's own values (not `autoEdit`, `sandbox` or `yolo`).
+    impl FromStr else ParseError::UnknownClaudeMode;
 }
 
 impl ClaudeMode {
-    /// The CLI spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ClaudeMode::Default => "default",
-            ClaudeMode::AcceptEdits => "acceptEdits",
-            ClaudeMode::Plan => "plan",
-            ClaudeMode::BypassPermissions => "bypassPermissions",
-            ClaudeMode::DontAsk => "dontAsk",
-            ClaudeMode::Auto => "auto",
-        }
-    }
-
-    /// Every value the CLI accepts (its `--permission-mode` choices).
-    pub const ALL: [ClaudeMode; 6] = [
-        ClaudeMode::Default,
-        ClaudeMode::AcceptEdits,
-        ClaudeMode::Plan,
-        ClaudeMode::BypassPermissions,
-        ClaudeMode::DontAsk,
-        ClaudeMode::Auto,
-    ];
-
     /// The unified mode this Claude mode corresponds to: the identity on the shared names;
     /// `dontAsk` (nothing unapproved runs, nothing asks) reads back as `sandbox`, and `auto`
     /// (a classifier still guards each action) as `default`. Both are lossy.
@@ -96,24 +76,6 @@ impl ClaudeMode {
             ClaudeMode::DontAsk => PermissionMode::Sandbox,
             ClaudeMode::Auto => PermissionMode::Default,
         }
-    }
-}
-
-impl fmt::Display for ClaudeMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for ClaudeMode {
-    type Err = ParseError;
-
-    /// Case-insensitive; only the CLI's own values (not `autoEdit`, `sandbox` or `yolo`).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|m| m.as_str().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| ParseError::UnknownClaudeMode(truncate(s, 64)))
     }
 }
 

@@ -37,11 +37,11 @@
 //! assert_eq!(codex::from_provider(Some("read-only")), PermissionMode::Sandbox);
 //! ```
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cli_enum::cli_enum;
 use crate::effective::{Effective, Note, NoteKind};
 use crate::mode::truncate;
 use crate::{ParseError, PermissionMode, Platform, RequestedMode};
@@ -66,35 +66,24 @@ pub const STRIPPED_ENV: [&str; 5] = [
     "CODEX_CI",
 ];
 
-/// A Codex sandbox policy (`-s/--sandbox`, `sandbox_mode`, app-server `sandbox`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CodexSandbox {
-    /// `read-only`.
-    ReadOnly,
-    /// `workspace-write`: writes inside the cwd only (not available on Windows).
-    WorkspaceWrite,
-    /// `danger-full-access`: no sandbox.
-    DangerFullAccess,
+cli_enum! {
+    /// A Codex sandbox policy (`-s/--sandbox`, `sandbox_mode`, app-server `sandbox`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum CodexSandbox {
+        /// `read-only`.
+        ReadOnly => "read-only",
+        /// `workspace-write`: writes inside the cwd only (not available on Windows).
+        WorkspaceWrite => "workspace-write",
+        /// `danger-full-access`: no sandbox.
+        DangerFullAccess => "danger-full-access",
+    }
+    /// Every value, in order.
+    const ALL;
+    /// Case-insensitive, whitespace trimmed.
+    impl FromStr else ParseError::UnknownCodexSandbox;
 }
 
 impl CodexSandbox {
-    /// Every value, in order.
-    pub const ALL: [CodexSandbox; 3] = [
-        CodexSandbox::ReadOnly,
-        CodexSandbox::WorkspaceWrite,
-        CodexSandbox::DangerFullAccess,
-    ];
-
-    /// The CLI spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            CodexSandbox::ReadOnly => "read-only",
-            CodexSandbox::WorkspaceWrite => "workspace-write",
-            CodexSandbox::DangerFullAccess => "danger-full-access",
-        }
-    }
-
     /// The sandbox the plugin calls "ws": `workspace-write`, or `danger-full-access` on Windows.
     pub const fn workspace(platform: Platform) -> Self {
         match platform {
@@ -104,58 +93,19 @@ impl CodexSandbox {
     }
 }
 
-impl fmt::Display for CodexSandbox {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+cli_enum! {
+    /// A Codex approval policy. There is deliberately no `untrusted`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum CodexApproval {
+        /// `never`: never ask.
+        Never => "never",
+        /// `on-request`: the model asks when it needs to escalate.
+        OnRequest => "on-request",
+        /// `on-failure`: ask when a sandboxed command fails (accepted in overrides; never produced).
+        OnFailure => "on-failure",
     }
-}
-
-impl FromStr for CodexSandbox {
-    type Err = ParseError;
-
-    /// Case-insensitive, whitespace trimmed.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|v| v.as_str().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| ParseError::UnknownCodexSandbox(truncate(s, 64)))
-    }
-}
-
-/// A Codex approval policy. There is deliberately no `untrusted`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CodexApproval {
-    /// `never`: never ask.
-    Never,
-    /// `on-request`: the model asks when it needs to escalate.
-    OnRequest,
-    /// `on-failure`: ask when a sandboxed command fails (accepted in overrides; never produced).
-    OnFailure,
-}
-
-impl CodexApproval {
     /// `VALID_APPROVAL_POLICIES`: every value this crate accepts.
-    pub const ALL: [CodexApproval; 3] = [
-        CodexApproval::Never,
-        CodexApproval::OnRequest,
-        CodexApproval::OnFailure,
-    ];
-
-    /// The CLI spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            CodexApproval::Never => "never",
-            CodexApproval::OnRequest => "on-request",
-            CodexApproval::OnFailure => "on-failure",
-        }
-    }
-}
-
-impl fmt::Display for CodexApproval {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
+    const ALL;
 }
 
 impl FromStr for CodexApproval {

@@ -31,7 +31,7 @@
 
 use serde::Serialize;
 
-use crate::effective::{Effective, Note, NoteKind};
+use crate::effective::Effective;
 use crate::{PermissionMode, RequestedMode};
 
 /// Provider id used in [`Effective::provider`].
@@ -147,7 +147,7 @@ pub fn from_provider(settings: &CopilotSettings) -> PermissionMode {
 /// ```
 pub fn effective(requested: &RequestedMode) -> Effective<CopilotSettings> {
     let settings = to_provider(requested.mode);
-    let message = match requested.mode {
+    let substitution = match requested.mode {
         PermissionMode::Default => Some(
             "Copilot CLI's one-shot JSON mode cannot ask for approval: tools that need it (shell \
              commands, file changes) are denied instead; use acceptEdits for edits, \
@@ -164,15 +164,13 @@ pub fn effective(requested: &RequestedMode) -> Effective<CopilotSettings> {
         ),
         PermissionMode::Sandbox | PermissionMode::BypassPermissions | PermissionMode::Yolo => None,
     };
-    let notes = message
-        .map(|m| vec![Note::new(NoteKind::Substituted, m)])
-        .unwrap_or_default();
-    Effective::new(PROVIDER, requested, settings, notes)
+    Effective::substituted(PROVIDER, requested, settings, substitution)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -201,15 +199,11 @@ mod tests {
             ),
             (PermissionMode::Yolo, &["--allow-all"], true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, args, exact) in table {
-            let eff = effective(&RequestedMode::from(mode));
-            assert_eq!(eff.settings.args(), args, "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-            let allows_all = eff.settings.allow != CopilotAllow::Rules;
-            assert_eq!(eff.settings.env().is_empty(), allows_all, "{mode}");
-        }
+        assert_mapping_table(&table, effective, |mode, settings, args| {
+            assert_eq!(settings.args(), *args, "{mode}");
+            let allows_all = settings.allow != CopilotAllow::Rules;
+            assert_eq!(settings.env().is_empty(), allows_all, "{mode}");
+        });
     }
 
     #[test]

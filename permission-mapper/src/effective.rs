@@ -52,6 +52,21 @@ impl<S> Effective<S> {
             notes,
         }
     }
+
+    /// A report whose one provider note, if any, says what was applied instead of the requested
+    /// mode ([`NoteKind::Substituted`]): the shape of every mapper whose only deviation is a
+    /// substitution. `None` means the mode is honoured as asked.
+    pub(crate) fn substituted(
+        provider: &'static str,
+        requested: &RequestedMode,
+        settings: S,
+        substitution: Option<impl Into<String>>,
+    ) -> Self {
+        let notes = substitution
+            .map(|message| vec![Note::new(NoteKind::Substituted, message)])
+            .unwrap_or_default();
+        Effective::new(provider, requested, settings, notes)
+    }
 }
 
 /// One line of an [`Effective`] report.

@@ -25,51 +25,35 @@
 //! assert_eq!(gemini::from_provider("auto_edit"), Ok(PermissionMode::AcceptEdits));
 //! ```
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::Serialize;
 
-use crate::effective::{Effective, Note, NoteKind};
-use crate::mode::truncate;
+use crate::cli_enum::cli_enum;
+use crate::effective::Effective;
 use crate::{ParseError, PermissionMode, RequestedMode};
 
 /// Provider id used in [`Effective::provider`].
 pub const PROVIDER: &str = "gemini";
 
-/// A value of Gemini CLI's `--approval-mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GeminiApproval {
-    /// `default`: tools that need a confirmation are not offered in headless mode.
-    Default,
-    /// `auto_edit`: edit tools run without asking; commands are not offered.
-    AutoEdit,
-    /// `plan`: read-only planning mode.
-    Plan,
-    /// `yolo`: every tool runs without asking.
-    Yolo,
+cli_enum! {
+    /// A value of Gemini CLI's `--approval-mode`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+    pub enum GeminiApproval {
+        /// `default`: tools that need a confirmation are not offered in headless mode.
+        Default => "default",
+        /// `auto_edit`: edit tools run without asking; commands are not offered.
+        AutoEdit => "auto_edit",
+        /// `plan`: read-only planning mode.
+        Plan => "plan",
+        /// `yolo`: every tool runs without asking.
+        Yolo => "yolo",
+    }
+    /// Every value.
+    const ALL;
+    /// Case-insensitive; only Gemini's own values.
+    impl FromStr else ParseError::UnknownMode;
 }
 
 impl GeminiApproval {
-    /// Every value.
-    pub const ALL: [GeminiApproval; 4] = [
-        GeminiApproval::Default,
-        GeminiApproval::AutoEdit,
-        GeminiApproval::Plan,
-        GeminiApproval::Yolo,
-    ];
-
-    /// The CLI spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            GeminiApproval::Default => "default",
-            GeminiApproval::AutoEdit => "auto_edit",
-            GeminiApproval::Plan => "plan",
-            GeminiApproval::Yolo => "yolo",
-        }
-    }
-
     /// The unified mode this approval mode amounts to.
     pub const fn to_unified(self) -> PermissionMode {
         match self {
@@ -78,24 +62,6 @@ impl GeminiApproval {
             GeminiApproval::Plan => PermissionMode::Plan,
             GeminiApproval::Yolo => PermissionMode::Yolo,
         }
-    }
-}
-
-impl fmt::Display for GeminiApproval {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for GeminiApproval {
-    type Err = ParseError;
-
-    /// Case-insensitive; only Gemini's own values.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|m| m.as_str().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| ParseError::UnknownMode(truncate(s, 64)))
     }
 }
 
@@ -149,7 +115,7 @@ pub fn from_provider(mode: &str) -> Result<PermissionMode, ParseError> {
 /// ```
 pub fn effective(requested: &RequestedMode) -> Effective<GeminiSettings> {
     let settings = to_provider(requested.mode);
-    let message = match requested.mode {
+    let substitution = match requested.mode {
         PermissionMode::Default => Some(
             "Gemini CLI cannot ask for approval in headless (JSON) mode: tools that need one \
              (shell commands, file edits, web fetches) are not offered to the model and calls to \
@@ -166,15 +132,14 @@ pub fn effective(requested: &RequestedMode) -> Effective<GeminiSettings> {
         | PermissionMode::BypassPermissions
         | PermissionMode::Yolo => None,
     };
-    let notes = message
-        .map(|m| vec![Note::new(NoteKind::Substituted, m)])
-        .unwrap_or_default();
-    Effective::new(PROVIDER, requested, settings, notes)
+    Effective::substituted(PROVIDER, requested, settings, substitution)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::NoteKind;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -187,13 +152,9 @@ mod tests {
             (PermissionMode::BypassPermissions, "yolo", true),
             (PermissionMode::Yolo, "yolo", true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, approval, exact) in table {
-            let eff = effective(&RequestedMode::from(mode));
-            assert_eq!(eff.settings.args(), ["--approval-mode", approval], "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-        }
+        assert_mapping_table(&table, effective, |mode, settings, approval| {
+            assert_eq!(settings.args(), ["--approval-mode", approval], "{mode}");
+        });
         let unknown = effective(&PermissionMode::parse("auto"));
         assert_eq!(unknown.settings.approval_mode, GeminiApproval::Default);
         assert_eq!(unknown.notes[0].kind, NoteKind::UnknownMode);

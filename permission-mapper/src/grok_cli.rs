@@ -26,7 +26,7 @@
 
 use serde::Serialize;
 
-use crate::effective::{Effective, Note, NoteKind};
+use crate::effective::Effective;
 use crate::{PermissionMode, RequestedMode, UnifiedMode};
 
 /// Provider id used in [`Effective::provider`].
@@ -58,7 +58,7 @@ pub const fn to_provider(mode: PermissionMode) -> GrokCliSettings {
 /// ```
 pub fn effective(requested: &RequestedMode) -> Effective<GrokCliSettings> {
     let settings = to_provider(requested.mode);
-    let message = match requested.mode {
+    let substitution = match requested.mode {
         PermissionMode::Default | PermissionMode::AcceptEdits => Some(
             "grok-cli auto-approves every operation in headless mode (file edits and bash \
              commands run without asking) and has no setting that restricts it",
@@ -69,15 +69,13 @@ pub fn effective(requested: &RequestedMode) -> Effective<GrokCliSettings> {
         ),
         PermissionMode::BypassPermissions | PermissionMode::Yolo => None,
     };
-    let notes = message
-        .map(|m| vec![Note::new(NoteKind::Substituted, m)])
-        .unwrap_or_default();
-    Effective::new(PROVIDER, requested, settings, notes)
+    Effective::substituted(PROVIDER, requested, settings, substitution)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -90,13 +88,9 @@ mod tests {
             (PermissionMode::BypassPermissions, true, true),
             (PermissionMode::Yolo, true, true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, runs, exact) in table {
-            let eff = effective(&RequestedMode::from(mode));
-            assert_eq!(eff.settings.runs, runs, "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-        }
+        assert_mapping_table(&table, effective, |mode, settings, runs| {
+            assert_eq!(settings.runs, *runs, "{mode}");
+        });
     }
 
     #[test]

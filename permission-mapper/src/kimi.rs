@@ -26,7 +26,7 @@
 
 use serde::Serialize;
 
-use crate::effective::{Effective, Note, NoteKind};
+use crate::effective::Effective;
 use crate::{PermissionMode, RequestedMode};
 
 /// Provider id used in [`Effective::provider`].
@@ -86,7 +86,7 @@ pub const fn to_provider(mode: PermissionMode) -> KimiSettings {
 /// ```
 pub fn effective_print(requested: &RequestedMode) -> Effective<KimiSettings> {
     let settings = to_provider(requested.mode);
-    let message = match requested.mode {
+    let substitution = match requested.mode {
         PermissionMode::Default => Some(
             "kimi --print cannot ask for approval: every tool call (commands and edits \
              included) runs without asking; use sandbox for read-only tools, or --transport acp \
@@ -102,15 +102,13 @@ pub fn effective_print(requested: &RequestedMode) -> Effective<KimiSettings> {
         ),
         PermissionMode::Sandbox | PermissionMode::BypassPermissions | PermissionMode::Yolo => None,
     };
-    let notes = message
-        .map(|m| vec![Note::new(NoteKind::Substituted, m)])
-        .unwrap_or_default();
-    Effective::new(PROVIDER, requested, settings, notes)
+    Effective::substituted(PROVIDER, requested, settings, substitution)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -123,13 +121,9 @@ mod tests {
             (PermissionMode::BypassPermissions, false, true),
             (PermissionMode::Yolo, false, true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, read_only, exact) in table {
-            let eff = effective_print(&RequestedMode::from(mode));
-            assert_eq!(eff.settings.agent_file().is_some(), read_only, "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-        }
+        assert_mapping_table(&table, effective_print, |mode, settings, read_only| {
+            assert_eq!(settings.agent_file().is_some(), *read_only, "{mode}");
+        });
     }
 
     #[test]

@@ -51,6 +51,7 @@
 #![deny(missing_docs)]
 
 pub mod claude;
+mod cli_enum;
 pub mod codex;
 pub mod copilot;
 mod effective;
@@ -63,6 +64,8 @@ pub mod omp;
 pub mod opencode;
 pub mod pi;
 pub mod qwen;
+#[cfg(test)]
+mod test_support;
 
 pub use effective::{Effective, Note, NoteKind};
 pub use error::ParseError;

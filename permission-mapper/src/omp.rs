@@ -30,13 +30,10 @@
 //! assert_eq!(omp::from_provider("write"), Ok(PermissionMode::AcceptEdits));
 //! ```
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::Serialize;
 
-use crate::effective::{Effective, Note, NoteKind};
-use crate::mode::truncate;
+use crate::cli_enum::cli_enum;
+use crate::effective::Effective;
 use crate::{ParseError, PermissionMode, RequestedMode};
 
 /// Provider id used in [`Effective::provider`].
@@ -45,35 +42,24 @@ pub const PROVIDER: &str = "omp";
 /// omp's built-in tools of the read tier that only look at files (no network, no memory).
 pub const READ_ONLY_TOOLS: &[&str] = &["read", "grep", "glob"];
 
-/// A value of omp's `--approval-mode` (and of `tools.approvalMode` in its settings).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OmpApproval {
-    /// `always-ask`: only read-tier tools run without approval.
-    AlwaysAsk,
-    /// `write`: read- and write-tier tools run without approval.
-    Write,
-    /// `yolo`: every tool runs without approval.
-    Yolo,
+cli_enum! {
+    /// A value of omp's `--approval-mode` (and of `tools.approvalMode` in its settings).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+    pub enum OmpApproval {
+        /// `always-ask`: only read-tier tools run without approval.
+        AlwaysAsk => "always-ask",
+        /// `write`: read- and write-tier tools run without approval.
+        Write => "write",
+        /// `yolo`: every tool runs without approval.
+        Yolo => "yolo",
+    }
+    /// Every value, in tier order.
+    const ALL;
+    /// Case-insensitive; only omp's own values.
+    impl FromStr else ParseError::UnknownMode;
 }
 
 impl OmpApproval {
-    /// Every value, in tier order.
-    pub const ALL: [OmpApproval; 3] = [
-        OmpApproval::AlwaysAsk,
-        OmpApproval::Write,
-        OmpApproval::Yolo,
-    ];
-
-    /// The CLI spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            OmpApproval::AlwaysAsk => "always-ask",
-            OmpApproval::Write => "write",
-            OmpApproval::Yolo => "yolo",
-        }
-    }
-
     /// What the mode amounts to in print mode, where nothing can be asked: `always-ask` refuses
     /// every write and command (`sandbox`), `write` allows edits and refuses commands
     /// (`acceptEdits`, minus the asking), `yolo` is `yolo`.
@@ -83,24 +69,6 @@ impl OmpApproval {
             OmpApproval::Write => PermissionMode::AcceptEdits,
             OmpApproval::Yolo => PermissionMode::Yolo,
         }
-    }
-}
-
-impl fmt::Display for OmpApproval {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for OmpApproval {
-    type Err = ParseError;
-
-    /// Case-insensitive; only omp's own values.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|m| m.as_str().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| ParseError::UnknownMode(truncate(s, 64)))
     }
 }
 
@@ -167,7 +135,7 @@ pub fn from_provider(mode: &str) -> Result<PermissionMode, ParseError> {
 /// ```
 pub fn effective(requested: &RequestedMode) -> Effective<OmpSettings> {
     let settings = to_provider(requested.mode);
-    let message = match requested.mode {
+    let substitution = match requested.mode {
         PermissionMode::Default | PermissionMode::AcceptEdits => Some(
             "omp cannot ask for approval in print mode: it applies its configured \
              tools.approvalMode (yolo unless set: every tool, commands included, runs without \
@@ -179,15 +147,13 @@ pub fn effective(requested: &RequestedMode) -> Effective<OmpSettings> {
         ),
         PermissionMode::Sandbox | PermissionMode::BypassPermissions | PermissionMode::Yolo => None,
     };
-    let notes = message
-        .map(|m| vec![Note::new(NoteKind::Substituted, m)])
-        .unwrap_or_default();
-    Effective::new(PROVIDER, requested, settings, notes)
+    Effective::substituted(PROVIDER, requested, settings, substitution)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -212,13 +178,9 @@ mod tests {
             ),
             (PermissionMode::Yolo, &["--approval-mode", "yolo"], true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, args, exact) in table {
-            let eff = effective(&RequestedMode::from(mode));
-            assert_eq!(eff.settings.args(), args, "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-        }
+        assert_mapping_table(&table, effective, |mode, settings, args| {
+            assert_eq!(settings.args(), *args, "{mode}");
+        });
     }
 
     #[test]

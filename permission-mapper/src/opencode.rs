@@ -27,7 +27,7 @@
 
 use serde::Serialize;
 
-use crate::effective::{Effective, Note, NoteKind};
+use crate::effective::Effective;
 use crate::{PermissionMode, RequestedMode};
 
 /// Provider id used in [`Effective::provider`].
@@ -108,71 +108,58 @@ pub fn refused_in_run(mode: PermissionMode) -> &'static [&'static str] {
 pub fn effective_run(requested: &RequestedMode) -> Effective<OpencodeSettings> {
     let settings = to_provider(requested.mode);
     let refused = refused_in_run(requested.mode);
-    let notes = if refused.is_empty() {
-        Vec::new()
-    } else {
-        vec![Note::new(
-            NoteKind::Substituted,
-            format!(
-                "opencode run cannot ask for approval: in the {} mode it refuses what would need \
-                 one ({}); use --transport acp for approvals, or bypassPermissions to allow them",
-                requested.mode,
-                refused.join(", ")
-            ),
-        )]
-    };
-    Effective::new(PROVIDER, requested, settings, notes)
+    let substitution = (!refused.is_empty()).then(|| {
+        format!(
+            "opencode run cannot ask for approval: in the {} mode it refuses what would need \
+             one ({}); use --transport acp for approvals, or bypassPermissions to allow them",
+            requested.mode,
+            refused.join(", ")
+        )
+    });
+    Effective::substituted(PROVIDER, requested, settings, substitution)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
-        // (mode, config reads back as, agent, exact in run)
+        // (mode, (config reads back as, agent), exact in run)
         let table = [
             (
                 PermissionMode::Default,
-                PermissionMode::Default,
-                None,
+                (PermissionMode::Default, None),
                 false,
             ),
             (
                 PermissionMode::AcceptEdits,
-                PermissionMode::AcceptEdits,
-                None,
+                (PermissionMode::AcceptEdits, None),
                 false,
             ),
             (
                 PermissionMode::Plan,
-                PermissionMode::Sandbox,
-                Some("plan"),
+                (PermissionMode::Sandbox, Some("plan")),
                 false,
             ),
             (
                 PermissionMode::Sandbox,
-                PermissionMode::Sandbox,
-                None,
+                (PermissionMode::Sandbox, None),
                 false,
             ),
             (
                 PermissionMode::BypassPermissions,
-                PermissionMode::Yolo,
-                None,
+                (PermissionMode::Yolo, None),
                 true,
             ),
-            (PermissionMode::Yolo, PermissionMode::Yolo, None, true),
+            (PermissionMode::Yolo, (PermissionMode::Yolo, None), true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, back, agent, exact) in table {
-            let eff = effective_run(&RequestedMode::from(mode));
-            assert_eq!(from_provider(eff.settings.permission), back, "{mode}");
-            assert_eq!(eff.settings.agent, agent, "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-            assert!(serde_json::from_str::<serde_json::Value>(eff.settings.permission).is_ok());
-        }
+        assert_mapping_table(&table, effective_run, |mode, settings, (back, agent)| {
+            assert_eq!(from_provider(settings.permission), *back, "{mode}");
+            assert_eq!(settings.agent, *agent, "{mode}");
+            assert!(serde_json::from_str::<serde_json::Value>(settings.permission).is_ok());
+        });
     }
 
     #[test]

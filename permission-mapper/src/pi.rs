@@ -30,7 +30,7 @@
 
 use serde::Serialize;
 
-use crate::effective::{Effective, Note, NoteKind};
+use crate::effective::Effective;
 use crate::{PermissionMode, RequestedMode};
 
 /// Provider id used in [`Effective::provider`].
@@ -112,7 +112,7 @@ pub fn from_provider(tools: Option<&[&str]>) -> PermissionMode {
 /// ```
 pub fn effective(requested: &RequestedMode) -> Effective<PiSettings> {
     let settings = to_provider(requested.mode);
-    let message = match requested.mode {
+    let substitution = match requested.mode {
         PermissionMode::Default => Some(
             "pi has no approval prompts: every tool it offers (read, bash, edit, write) runs \
              without asking; use sandbox for read-only tools or bypassPermissions to say so",
@@ -127,15 +127,14 @@ pub fn effective(requested: &RequestedMode) -> Effective<PiSettings> {
         ),
         PermissionMode::Sandbox | PermissionMode::BypassPermissions | PermissionMode::Yolo => None,
     };
-    let notes = message
-        .map(|m| vec![Note::new(NoteKind::Substituted, m)])
-        .unwrap_or_default();
-    Effective::new(PROVIDER, requested, settings, notes)
+    Effective::substituted(PROVIDER, requested, settings, substitution)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::NoteKind;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -148,22 +147,18 @@ mod tests {
             (PermissionMode::BypassPermissions, None, true),
             (PermissionMode::Yolo, None, true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, tools, exact) in table {
-            let eff = effective(&RequestedMode::from(mode));
+        assert_mapping_table(&table, effective, |mode, settings, tools| {
             assert_eq!(
-                eff.settings.tools.map(|t| t.join(",")).as_deref(),
-                tools,
+                settings.tools.map(|t| t.join(",")).as_deref(),
+                *tools,
                 "{mode}"
             );
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-            let args = eff.settings.args();
+            let args = settings.args();
             match tools {
                 Some(list) => assert_eq!(args, ["--tools", list]),
                 None => assert!(args.is_empty()),
             }
-        }
+        });
     }
 
     #[test]

@@ -26,36 +26,28 @@
 
 use serde::Serialize;
 
-use crate::effective::{Effective, Note, NoteKind};
+use crate::cli_enum::cli_enum;
+use crate::effective::Effective;
 use crate::{PermissionMode, RequestedMode};
 
 /// Provider id used in [`Effective::provider`].
 pub const PROVIDER: &str = "qwen";
 
-/// Qwen Code's approval modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum QwenApproval {
-    /// `default`: ask (headless: refuse) before anything that needs approval.
-    Default,
-    /// `auto-edit`: edits run without asking.
-    AutoEdit,
-    /// `plan`: plan only.
-    Plan,
-    /// `yolo`: everything runs without asking.
-    Yolo,
-}
-
-impl QwenApproval {
-    /// The CLI's spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            QwenApproval::Default => "default",
-            QwenApproval::AutoEdit => "auto-edit",
-            QwenApproval::Plan => "plan",
-            QwenApproval::Yolo => "yolo",
-        }
+cli_enum! {
+    /// Qwen Code's approval modes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+    pub enum QwenApproval {
+        /// `default`: ask (headless: refuse) before anything that needs approval.
+        Default => "default",
+        /// `auto-edit`: edits run without asking.
+        AutoEdit => "auto-edit",
+        /// `plan`: plan only.
+        Plan => "plan",
+        /// `yolo`: everything runs without asking.
+        Yolo => "yolo",
     }
+    /// Every value.
+    const ALL;
 }
 
 /// What the Qwen JSON transport passes to the CLI.
@@ -106,7 +98,7 @@ pub const fn from_provider(approval: QwenApproval) -> PermissionMode {
 /// ```
 pub fn effective(requested: &RequestedMode) -> Effective<QwenSettings> {
     let settings = to_provider(requested.mode);
-    let message = match requested.mode {
+    let substitution = match requested.mode {
         PermissionMode::Default => Some(
             "Qwen Code's one-shot JSON mode cannot ask for approval: tools that need it (shell \
              commands, file edits, web fetches) are refused instead; use acceptEdits for edits, \
@@ -122,15 +114,14 @@ pub fn effective(requested: &RequestedMode) -> Effective<QwenSettings> {
         | PermissionMode::BypassPermissions
         | PermissionMode::Yolo => None,
     };
-    let notes = message
-        .map(|m| vec![Note::new(NoteKind::Substituted, m)])
-        .unwrap_or_default();
-    Effective::new(PROVIDER, requested, settings, notes)
+    Effective::substituted(PROVIDER, requested, settings, substitution)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::NoteKind;
+    use crate::test_support::assert_mapping_table;
 
     #[test]
     fn mapping_table() {
@@ -143,13 +134,9 @@ mod tests {
             (PermissionMode::BypassPermissions, "yolo", true),
             (PermissionMode::Yolo, "yolo", true),
         ];
-        assert_eq!(table.len(), PermissionMode::ALL.len());
-        for (mode, approval, exact) in table {
-            let eff = effective(&RequestedMode::from(mode));
-            assert_eq!(eff.settings.args(), ["--approval-mode", approval], "{mode}");
-            assert_eq!(eff.exact, exact, "{mode}");
-            assert_eq!(eff.notes.is_empty(), exact, "{mode}");
-        }
+        assert_mapping_table(&table, effective, |mode, settings, approval| {
+            assert_eq!(settings.args(), ["--approval-mode", approval], "{mode}");
+        });
     }
 
     #[test]
