@@ -28,10 +28,9 @@
 use std::path::PathBuf;
 
 use bridge_core::event::Event;
-use bridge_core::process::{CommandSpec, StdinMode};
+use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
-use bridge_core::turn::{CloseStdin, ProcessTurn};
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotTurn, stdin_prompt_turn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 
@@ -122,16 +121,8 @@ pub fn build_turn(
         )));
     }
     command.cwd = request.cwd.clone();
-    command.stdin = StdinMode::Piped;
     Ok(OneShotTurn {
-        turn: ProcessTurn {
-            provider: ID.into(),
-            command,
-            stdin_payload: prompt.into_bytes(),
-            close_stdin: CloseStdin::AfterPayload,
-            interrupt_payload: None,
-            responder: None,
-        },
+        turn: stdin_prompt_turn(ID, command, prompt),
         normalizer: Box::new(GeminiJsonNormalizer::new(request.session_id.clone())),
         warnings,
         scratch: None,
@@ -140,6 +131,8 @@ pub fn build_turn(
 
 #[cfg(test)]
 mod tests {
+    use bridge_core::process::StdinMode;
+    use bridge_core::turn::CloseStdin;
     use serde_json::json;
 
     use super::*;
@@ -147,14 +140,7 @@ mod tests {
     fn build(request: serde_json::Value) -> (Vec<String>, OneShotTurn) {
         let request = Request::from_value(request).unwrap();
         let launch = build_turn("/opt/gemini".into(), &request, &ProbeEnv::empty()).unwrap();
-        let args = launch
-            .turn
-            .command
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        (args, launch)
+        (launch.args(), launch)
     }
 
     #[test]

@@ -187,6 +187,26 @@ pub fn attachments_skipped(provider: &str, request: &Request) -> Option<Event> {
     })
 }
 
+/// The endpoint fields (`baseUrl`, `apiKey`) that `request` sets, for a CLI that takes its
+/// endpoints and keys only from its own configuration (each is worth an `unsupported_field`
+/// warning).
+///
+/// ```
+/// let request = bridge_core::request::Request::from_value(
+///     serde_json::json!({"message": "hi", "apiKey": "sk-1"}),
+/// )
+/// .unwrap();
+/// assert_eq!(bridge_jsonl::endpoint_fields(&request).collect::<Vec<_>>(), ["apiKey"]);
+/// ```
+pub fn endpoint_fields(request: &Request) -> impl Iterator<Item = &'static str> {
+    [
+        ("baseUrl", request.base_url.is_some()),
+        ("apiKey", request.api_key.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(field, present)| present.then_some(field))
+}
+
 impl std::fmt::Debug for OneShotTurn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OneShotTurn")

@@ -110,14 +110,7 @@ mod tests {
         let request = Request::from_value(request).unwrap();
         let env = ProbeEnv::empty().with_home("/nonexistent-home");
         let launch = launch::build_turn(&FLAVOR, "/opt/pi".into(), &request, &env).unwrap();
-        let args = launch
-            .turn
-            .command
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        (args, launch)
+        (launch.args(), launch)
     }
 
     #[test]

@@ -27,10 +27,9 @@ use std::path::PathBuf;
 
 use bridge_channel_claude::normalize::{self as claude, ClaudeNormalizer, Dialect};
 use bridge_core::event::{Event, FileDiff, ToolKind};
-use bridge_core::process::{CommandSpec, StdinMode};
+use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
-use bridge_core::turn::{CloseStdin, ProcessTurn};
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotTurn, stdin_prompt_turn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 use serde_json::Value;
@@ -146,17 +145,8 @@ pub fn build_turn(
         command.env("OPENAI_API_KEY", key.expose());
     }
     command.cwd = request.cwd.clone();
-    command.stdin = StdinMode::Piped;
-    let turn = ProcessTurn {
-        provider: crate::ID.into(),
-        command,
-        stdin_payload: request.message.clone().into_bytes(),
-        close_stdin: CloseStdin::AfterPayload,
-        interrupt_payload: None,
-        responder: None,
-    };
     Ok(OneShotTurn {
-        turn,
+        turn: stdin_prompt_turn(crate::ID, command, request.message.clone()),
         normalizer: Box::new(ClaudeNormalizer::with_dialect(&DIALECT)),
         warnings,
         scratch: None,
@@ -167,6 +157,8 @@ pub fn build_turn(
 mod tests {
     use std::ffi::OsString;
 
+    use bridge_core::process::StdinMode;
+    use bridge_core::turn::CloseStdin;
     use serde_json::json;
 
     use super::*;
@@ -174,14 +166,7 @@ mod tests {
     fn build(request: Value, env: &ProbeEnv) -> (Vec<String>, OneShotTurn) {
         let request = Request::from_value(request).unwrap();
         let built = build_turn("/opt/qwen".into(), &request, env).unwrap();
-        let args = built
-            .turn
-            .command
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        (args, built)
+        (built.args(), built)
     }
 
     #[test]
