@@ -13,7 +13,7 @@
 //! * [`SnapshotDelta`]: growing snapshots → deltas;
 //! * [`TurnUsage`]: per-message usage summed into the turn's;
 //! * [`UnparsedLines`]: warnings about the first non-JSON stdout lines;
-//! * small helpers every normalizer needs: [`str_at`], [`u64_at`], [`json_object`],
+//! * small helpers every normalizer needs: [`str_at`], [`u64_at`], [`u32_at`], [`json_object`],
 //!   [`json_event`], [`failed_end`], [`fail_turn`];
 //! * for normalizer unit tests: [`run_lines`], [`turn_end`] (and [`replay`] for captures).
 
@@ -220,6 +220,18 @@ pub fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
 /// ```
 pub fn u64_at(value: &Value, key: &str) -> u64 {
     value.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The unsigned number at `key` of a JSON object as a `u32` (a retry attempt or limit), if it
+/// is one.
+///
+/// ```
+/// use bridge_core::normalize::u32_at;
+/// let retry = serde_json::json!({"attempt": 2});
+/// assert_eq!((u32_at(&retry, "attempt"), u32_at(&retry, "max_retries")), (Some(2), None));
+/// ```
+pub fn u32_at(value: &Value, key: &str) -> Option<u32> {
+    value.get(key).and_then(Value::as_u64).map(|n| n as u32)
 }
 
 /// `line` parsed as a JSON object; `None` for anything else (plain text, a bare JSON value).

@@ -21,7 +21,7 @@ use bridge_core::event::{
     ErrorCode, Event, FileDiff, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse,
     TurnEnd, Usage, UsageScope,
 };
-use bridge_core::normalize::{fail_turn, json_event, str_at, u64_at};
+use bridge_core::normalize::{fail_turn, json_event, str_at, u32_at, u64_at};
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
 
@@ -286,14 +286,8 @@ impl ClaudeNormalizer {
                 message: line.clone(),
             }),
             Some("api_retry") => {
-                let attempt = line
-                    .get("attempt")
-                    .and_then(Value::as_u64)
-                    .map(|a| a as u32);
-                let max = line
-                    .get("max_retries")
-                    .and_then(Value::as_u64)
-                    .map(|a| a as u32);
+                let attempt = u32_at(line, "attempt");
+                let max = u32_at(line, "max_retries");
                 let status = line
                     .get("error_status")
                     .and_then(Value::as_u64)

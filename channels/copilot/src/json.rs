@@ -139,7 +139,6 @@ pub fn build_turn_with_session(
 
 #[cfg(test)]
 mod tests {
-    use bridge_core::turn::CloseStdin;
     use serde_json::{Value, json};
 
     use super::*;
@@ -175,8 +174,7 @@ mod tests {
                 "--session-id=new-1"
             ]
         );
-        assert_eq!(built.turn.stdin_payload, b"-p hi");
-        assert_eq!(built.turn.close_stdin, CloseStdin::AfterPayload);
+        assert_eq!(built.stdin_prompt(), Some("-p hi"));
         assert_eq!(
             env_of(&built),
             [

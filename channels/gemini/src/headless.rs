@@ -131,8 +131,6 @@ pub fn build_turn(
 
 #[cfg(test)]
 mod tests {
-    use bridge_core::process::StdinMode;
-    use bridge_core::turn::CloseStdin;
     use serde_json::json;
 
     use super::*;
@@ -157,9 +155,7 @@ mod tests {
                 "default"
             ]
         );
-        assert_eq!(launch.turn.stdin_payload, b"--help me");
-        assert_eq!(launch.turn.command.stdin, StdinMode::Piped);
-        assert_eq!(launch.turn.close_stdin, CloseStdin::AfterPayload);
+        assert_eq!(launch.stdin_prompt(), Some("--help me"));
         assert_eq!(
             launch.turn.command.cwd.as_deref(),
             Some(std::path::Path::new("/tmp"))

@@ -123,6 +123,16 @@ impl OneShotTurn {
             .map(|(_, v)| v.to_string_lossy().into_owned())
     }
 
+    /// The prompt the turn writes to the CLI's stdin, when stdin is piped and closed right
+    /// after it (as [`stdin_prompt_turn`] does); `None` for any other stdin.
+    pub fn stdin_prompt(&self) -> Option<&str> {
+        let piped = self.turn.command.stdin == StdinMode::Piped
+            && self.turn.close_stdin == CloseStdin::AfterPayload;
+        piped
+            .then(|| std::str::from_utf8(&self.turn.stdin_payload).ok())
+            .flatten()
+    }
+
     /// The codes of the warnings, in order.
     pub fn warning_codes(&self) -> Vec<String> {
         self.warnings

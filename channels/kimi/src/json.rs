@@ -131,8 +131,6 @@ pub fn build_turn(
 
 #[cfg(test)]
 mod tests {
-    use bridge_core::process::StdinMode;
-    use bridge_core::turn::CloseStdin;
     use serde_json::json;
 
     use super::*;
@@ -164,9 +162,7 @@ mod tests {
                 "abc-1",
             ]
         );
-        assert_eq!(launch.turn.stdin_payload, b"-p --yolo hi");
-        assert_eq!(launch.turn.command.stdin, StdinMode::Piped);
-        assert_eq!(launch.turn.close_stdin, CloseStdin::AfterPayload);
+        assert_eq!(launch.stdin_prompt(), Some("-p --yolo hi"));
         assert_eq!(launch.env("KIMI_API_KEY").as_deref(), Some("sk-canary-2"));
         assert_eq!(
             launch.env("KIMI_BASE_URL").as_deref(),

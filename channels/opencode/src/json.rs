@@ -105,8 +105,6 @@ pub fn build_turn(
 
 #[cfg(test)]
 mod tests {
-    use bridge_core::process::StdinMode;
-    use bridge_core::turn::CloseStdin;
     use serde_json::json;
 
     use super::*;
@@ -139,11 +137,9 @@ mod tests {
             ]
         );
         assert_eq!(
-            launch.turn.stdin_payload,
-            b"-x \"quoted\" prompt\n\n## Agent Role and Instructions\n\nBe brief."
+            launch.stdin_prompt(),
+            Some("-x \"quoted\" prompt\n\n## Agent Role and Instructions\n\nBe brief.")
         );
-        assert_eq!(launch.turn.command.stdin, StdinMode::Piped);
-        assert_eq!(launch.turn.close_stdin, CloseStdin::AfterPayload);
         assert_eq!(
             launch.turn.command.cwd.as_deref(),
             Some(std::path::Path::new("/tmp"))

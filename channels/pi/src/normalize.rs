@@ -31,7 +31,7 @@ use bridge_core::event::{
     Event, FileDiff, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse, Usage,
     UsageScope,
 };
-use bridge_core::normalize::{ExitTurn, TurnUsage, json_object, str_at, u64_at};
+use bridge_core::normalize::{ExitTurn, TurnUsage, json_object, str_at, u32_at, u64_at};
 use bridge_core::turn::Normalizer;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -341,14 +341,8 @@ impl Normalizer for PiNormalizer {
             Some("auto_retry_start") => {
                 // Another attempt follows: what it reports decides, not the failed one.
                 self.turn.reopen();
-                let attempt = value
-                    .get("attempt")
-                    .and_then(Value::as_u64)
-                    .map(|n| n as u32);
-                let max_attempts = value
-                    .get("maxAttempts")
-                    .and_then(Value::as_u64)
-                    .map(|n| n as u32);
+                let attempt = u32_at(&value, "attempt");
+                let max_attempts = u32_at(&value, "maxAttempts");
                 let error = str_at(&value, "errorMessage").unwrap_or("an API error");
                 let delay = u64_at(&value, "delayMs");
                 let mut message = format!("Retrying after {error}");

@@ -157,8 +157,6 @@ pub fn build_turn(
 mod tests {
     use std::ffi::OsString;
 
-    use bridge_core::process::StdinMode;
-    use bridge_core::turn::CloseStdin;
     use serde_json::json;
 
     use super::*;
@@ -185,9 +183,7 @@ mod tests {
                 "default"
             ]
         );
-        assert_eq!(built.turn.stdin_payload, b"-y hi");
-        assert_eq!(built.turn.close_stdin, CloseStdin::AfterPayload);
-        assert_eq!(built.turn.command.stdin, StdinMode::Piped);
+        assert_eq!(built.stdin_prompt(), Some("-y hi"));
         // Default mode cannot ask headless: said so.
         assert_eq!(built.warning_codes(), ["permission_mode"]);
     }
