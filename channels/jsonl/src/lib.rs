@@ -1,6 +1,6 @@
 //! The JSONL-stream engine: a CLI run once per turn that prints one JSON event per line (pi,
 //! oh-my-pi, the community Grok CLI, and the one-shot JSON print modes of qwen, copilot, gemini,
-//! opencode and kimi, which are those providers' `json` transport).
+//! opencode and kimi, which are those providers' `json` transport; also `claude -p`).
 //!
 //! A provider declares a [`OneShot`]: where its CLI is ([`sdk_probe::ProbeSpec`], or its own
 //! lookup) and how to build a turn ([`OneShot::build`]: argv, env, stdin, and the pure
@@ -11,9 +11,10 @@
 //! [`bridge_core::turn::run_process_turn`] (deadlines, interrupt, process group, exit codes that
 //! lie are the normalizer's `finish`).
 //!
-//! A one-shot mode cannot ask the client for approvals: the provider's build maps the requested
-//! permission mode to the CLI's flags and warns (`permission_mode`) when the CLI cannot honour
-//! it.
+//! A one-shot print mode cannot ask the client for approvals: the provider's build maps the
+//! requested permission mode to the CLI's flags and warns (`permission_mode`) when the CLI
+//! cannot honour it. (Claude Code's stream-json mode can: its built turn carries the
+//! [`ProcessTurn::responder`] that answers them.)
 //!
 //! ```
 //! use bridge_core::channel::Channel;
