@@ -34,7 +34,7 @@ use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::{Attachment, Request};
 use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext};
-use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn, set_endpoint_env};
 use futures_util::future::BoxFuture;
 use permission_mapper::{RequestedMode, claude as claude_mode};
 use serde_json::{Value, json};
@@ -209,12 +209,12 @@ pub fn build_turn(
     if request.disable_thinking {
         command.env("MAX_THINKING_TOKENS", "0");
     }
-    if let Some(url) = &request.base_url {
-        command.env("ANTHROPIC_BASE_URL", url);
-    }
-    if let Some(key) = &request.api_key {
-        command.env("ANTHROPIC_API_KEY", key.expose());
-    }
+    set_endpoint_env(
+        &mut command,
+        request,
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+    );
     command.cwd = request.cwd.clone();
     command.stdin = StdinMode::Piped;
     let turn = ProcessTurn {

@@ -28,7 +28,9 @@ use std::path::PathBuf;
 use bridge_core::event::Event;
 use bridge_core::process::CommandSpec;
 use bridge_core::request::{Attachment, Request};
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn, set_env_defaults, stdin_prompt_turn};
+use bridge_jsonl::{
+    BuildError, OneShot, OneShotTurn, set_endpoint_env, set_env_defaults, stdin_prompt_turn,
+};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 
@@ -122,12 +124,12 @@ pub fn build_turn_with_session(
     if request.base_url.is_some() {
         set_env_defaults(&mut command, &[("COPILOT_OFFLINE", "true")], env);
     }
-    if let Some(url) = &request.base_url {
-        command.env("COPILOT_PROVIDER_BASE_URL", url);
-    }
-    if let Some(key) = &request.api_key {
-        command.env("COPILOT_PROVIDER_API_KEY", key.expose());
-    }
+    set_endpoint_env(
+        &mut command,
+        request,
+        "COPILOT_PROVIDER_BASE_URL",
+        "COPILOT_PROVIDER_API_KEY",
+    );
     command.cwd = request.cwd.clone();
     Ok(OneShotTurn {
         turn: stdin_prompt_turn(crate::ID, command, request.message_with_agent_prompt()),

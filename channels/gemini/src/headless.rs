@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use bridge_core::event::Event;
 use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn, stdin_prompt_turn};
+use bridge_jsonl::{BuildError, OneShot, OneShotTurn, set_endpoint_env, stdin_prompt_turn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 
@@ -84,12 +84,7 @@ pub fn build_turn(
     if let Some(id) = &request.session_id {
         command.arg("--resume").arg(id);
     }
-    if let Some(url) = &request.base_url {
-        command.env(BASE_URL_ENV, url);
-    }
-    if let Some(key) = &request.api_key {
-        command.env(API_KEY_ENV, key.expose());
-    }
+    set_endpoint_env(&mut command, request, BASE_URL_ENV, API_KEY_ENV);
     if let Some(effort) = &request.reasoning_effort {
         warnings.push(Event::warning(
             "reasoning_effort",

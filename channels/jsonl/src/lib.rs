@@ -169,6 +169,22 @@ pub fn set_env_defaults(command: &mut CommandSpec, defaults: &[(&str, &str)], en
     }
 }
 
+/// Passes the request's `baseUrl` and `apiKey` to the CLI in the variables `base_url_var` and
+/// `api_key_var` (the child's environment only: a key never goes into argv).
+pub fn set_endpoint_env(
+    command: &mut CommandSpec,
+    request: &Request,
+    base_url_var: &str,
+    api_key_var: &str,
+) {
+    if let Some(url) = &request.base_url {
+        command.env(base_url_var, url);
+    }
+    if let Some(key) = &request.api_key {
+        command.env(api_key_var, key.expose());
+    }
+}
+
 /// A private (0700) temporary directory for one turn's files.
 pub fn scratch_dir(id: &str) -> Result<tempfile::TempDir, BuildError> {
     let mut builder = tempfile::Builder::new();

@@ -22,7 +22,7 @@ use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
 use bridge_jsonl::{
     BuildError, OneShot, OneShotChannel, OneShotTurn, attachments_skipped, scratch_dir,
-    set_env_defaults, stdin_prompt_turn,
+    set_endpoint_env, set_env_defaults, stdin_prompt_turn,
 };
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
@@ -112,12 +112,7 @@ pub fn build_turn(
         warnings.push(Event::warning("permission_mode", note.message));
     }
     warnings.extend(attachments_skipped(crate::ID, request));
-    if let Some(url) = &request.base_url {
-        command.env("KIMI_BASE_URL", url);
-    }
-    if let Some(key) = &request.api_key {
-        command.env("KIMI_API_KEY", key.expose());
-    }
+    set_endpoint_env(&mut command, request, "KIMI_BASE_URL", "KIMI_API_KEY");
     set_env_defaults(&mut command, ENV_DEFAULTS, env);
     command.cwd = request.cwd.clone();
     let turn = stdin_prompt_turn(crate::ID, command, request.message_with_agent_prompt());

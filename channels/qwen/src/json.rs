@@ -29,7 +29,7 @@ use bridge_channel_claude::normalize::{self as claude, ClaudeNormalizer, Dialect
 use bridge_core::event::{Event, FileDiff, ToolKind};
 use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn, stdin_prompt_turn};
+use bridge_jsonl::{BuildError, OneShot, OneShotTurn, set_endpoint_env, stdin_prompt_turn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 use serde_json::Value;
@@ -138,12 +138,7 @@ pub fn build_turn(
             "Qwen Code's one-shot JSON mode takes a text prompt only; the attachments were not sent (the ACP transport sends them)",
         ));
     }
-    if let Some(url) = &request.base_url {
-        command.env("OPENAI_BASE_URL", url);
-    }
-    if let Some(key) = &request.api_key {
-        command.env("OPENAI_API_KEY", key.expose());
-    }
+    set_endpoint_env(&mut command, request, "OPENAI_BASE_URL", "OPENAI_API_KEY");
     command.cwd = request.cwd.clone();
     Ok(OneShotTurn {
         turn: stdin_prompt_turn(crate::ID, command, request.message.clone()),
