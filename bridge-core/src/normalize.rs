@@ -12,9 +12,14 @@
 //! * [`PlainLines`]: a bounded collection of non-JSON stdout lines, for error messages;
 //! * [`SnapshotDelta`]: growing snapshots → deltas;
 //! * [`TurnUsage`]: per-message usage summed into the turn's;
-//! * [`UnparsedLines`]: warnings about the first non-JSON stdout lines.
+//! * [`UnparsedLines`]: warnings about the first non-JSON stdout lines;
+//! * small helpers every normalizer needs: [`str_at`], [`u64_at`], [`u32_at`], [`json_object`],
+//!   [`json_event`], [`failed_end`], [`fail_turn`];
+//! * for normalizer unit tests: [`run_lines`], [`turn_end`] (and [`replay`] for captures).
 
 use std::process::ExitStatus;
+
+use serde_json::Value;
 
 use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd, Usage, UsageScope};
 use crate::process::describe_exit;
@@ -181,31 +186,139 @@ impl ExitTurn {
         } else {
             None
         };
-        let end = match failure {
-            Some((code, message)) => {
-                out.push(Event::Error(ErrorInfo {
-                    code,
-                    message: message.clone(),
-                    stderr_tail: None,
-                }));
-                TurnEnd {
-                    success: false,
-                    stop_reason: StopReason::Error,
-                    session_id,
-                    result: None,
-                    error: Some(message),
-                }
-            }
-            None => TurnEnd {
+        match failure {
+            Some((code, message)) => fail_turn(code, message, session_id, out),
+            None => out.push(Event::TurnEnd(TurnEnd {
                 success: true,
                 stop_reason: self.stop.clone().unwrap_or(StopReason::EndTurn),
                 session_id,
                 result: self.result.clone(),
                 error: None,
-            },
-        };
-        out.push(Event::TurnEnd(end));
+            })),
+        }
     }
+}
+
+/// The string at `key` of a JSON object, if it is one.
+///
+/// ```
+/// use bridge_core::normalize::str_at;
+/// let line = serde_json::json!({"type": "init", "n": 1});
+/// assert_eq!(str_at(&line, "type"), Some("init"));
+/// assert_eq!(str_at(&line, "n"), None);
+/// ```
+pub fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+/// The unsigned number at `key` of a JSON object; 0 when it is absent or not one (token counts).
+///
+/// ```
+/// use bridge_core::normalize::u64_at;
+/// let usage = serde_json::json!({"input_tokens": 12});
+/// assert_eq!((u64_at(&usage, "input_tokens"), u64_at(&usage, "output_tokens")), (12, 0));
+/// ```
+pub fn u64_at(value: &Value, key: &str) -> u64 {
+    value.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The unsigned number at `key` of a JSON object as a `u32` (a retry attempt or limit), if it
+/// is one.
+///
+/// ```
+/// use bridge_core::normalize::u32_at;
+/// let retry = serde_json::json!({"attempt": 2});
+/// assert_eq!((u32_at(&retry, "attempt"), u32_at(&retry, "max_retries")), (Some(2), None));
+/// ```
+pub fn u32_at(value: &Value, key: &str) -> Option<u32> {
+    value.get(key).and_then(Value::as_u64).map(|n| n as u32)
+}
+
+/// `line` parsed as a JSON object; `None` for anything else (plain text, a bare JSON value).
+///
+/// ```
+/// use bridge_core::normalize::json_object;
+/// assert!(json_object(r#"{"type":"init"}"#).is_some());
+/// assert!(json_object("42").is_none());
+/// assert!(json_object("Error: 401").is_none());
+/// ```
+pub fn json_object(line: &str) -> Option<Value> {
+    match serde_json::from_str(line) {
+        Ok(value @ Value::Object(_)) => Some(value),
+        _ => None,
+    }
+}
+
+/// `line` of a CLI whose stdout carries only JSON events (`cli` names it): the event, nothing
+/// for a blank line, and an `unparsed_line` warning (with the first 200 characters) pushed to
+/// `out` for a line that is not a JSON object.
+///
+/// ```
+/// use bridge_core::normalize::json_event;
+/// let mut out = Vec::new();
+/// assert!(json_event("codex", r#" {"type":"turn.started"} "#, &mut out).is_some());
+/// assert!(json_event("codex", "  ", &mut out).is_none());
+/// assert!(out.is_empty());
+/// assert!(json_event("codex", "panic!", &mut out).is_none());
+/// assert_eq!(out.len(), 1);
+/// ```
+pub fn json_event(cli: &str, line: &str, out: &mut Vec<Event>) -> Option<Value> {
+    let trimmed = line.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    let value = json_object(trimmed);
+    if value.is_none() {
+        let shown: String = trimmed.chars().take(200).collect();
+        out.push(Event::warning(
+            "unparsed_line",
+            format!("{cli} printed a line that is not a JSON event: {shown}"),
+        ));
+    }
+    value
+}
+
+/// The [`TurnEnd`] of a turn that failed with `message`.
+///
+/// ```
+/// use bridge_core::event::StopReason;
+/// use bridge_core::normalize::failed_end;
+/// let end = failed_end(Some("s1".into()), "401".into());
+/// assert!(!end.success);
+/// assert_eq!((end.stop_reason, end.error.as_deref()), (StopReason::Error, Some("401")));
+/// ```
+pub fn failed_end(session_id: Option<String>, message: String) -> TurnEnd {
+    TurnEnd {
+        success: false,
+        stop_reason: StopReason::Error,
+        session_id,
+        result: None,
+        error: Some(message),
+    }
+}
+
+/// Ends the turn as failed: an [`Event::Error`] with `code` and `message`, then the
+/// [`failed_end`] with the same message.
+///
+/// ```
+/// use bridge_core::event::{ErrorCode, Event};
+/// use bridge_core::normalize::fail_turn;
+/// let mut out = Vec::new();
+/// fail_turn(ErrorCode::Provider, "429".into(), None, &mut out);
+/// assert!(matches!(&out[..], [Event::Error(_), Event::TurnEnd(end)] if !end.success));
+/// ```
+pub fn fail_turn(
+    code: ErrorCode,
+    message: String,
+    session_id: Option<String>,
+    out: &mut Vec<Event>,
+) {
+    out.push(Event::Error(ErrorInfo {
+        code,
+        message: message.clone(),
+        stderr_tail: None,
+    }));
+    out.push(Event::TurnEnd(failed_end(session_id, message)));
 }
 
 /// The first non-JSON stdout lines of a turn, bounded (at most [`PlainLines::MAX_LINES`] lines
@@ -341,14 +454,83 @@ pub fn replay(
     let mut events = vec![Event::TurnStart {
         provider: provider.to_string(),
     }];
-    for line in stdout.lines() {
-        normalizer.line(line, &mut events);
-    }
-    for line in stderr.lines() {
-        normalizer.stderr_line(line, &mut events);
-    }
-    normalizer.finish(Some(&exit), &mut events);
+    feed(
+        normalizer,
+        stdout.lines(),
+        stderr.lines(),
+        &exit,
+        &mut events,
+    );
     events
+}
+
+/// Every stdout line, then every stderr line, then [`Normalizer::finish`] with `exit`.
+fn feed<'a>(
+    normalizer: &mut dyn Normalizer,
+    stdout: impl IntoIterator<Item = &'a str>,
+    stderr: impl IntoIterator<Item = &'a str>,
+    exit: &ExitStatus,
+    events: &mut Vec<Event>,
+) {
+    for line in stdout {
+        normalizer.line(line, events);
+    }
+    for line in stderr {
+        normalizer.stderr_line(line, events);
+    }
+    normalizer.finish(Some(exit), events);
+}
+
+/// Feeds `stdout` then `stderr` lines to `normalizer` and finishes it with exit code
+/// `exit_code`, as the engine would; the events, for unit tests of a normalizer.
+///
+/// ```
+/// use bridge_core::event::Event;
+/// use bridge_core::normalize::run_lines;
+/// # struct Nothing;
+/// # impl bridge_core::turn::Normalizer for Nothing {
+/// #     fn line(&mut self, _: &str, _: &mut Vec<Event>) {}
+/// #     fn session_id(&self) -> Option<String> { None }
+/// # }
+/// assert!(run_lines(&mut Nothing, &["a", "b"], &[], 0).is_empty());
+/// ```
+#[cfg(unix)]
+pub fn run_lines(
+    normalizer: &mut dyn Normalizer,
+    stdout: &[&str],
+    stderr: &[&str],
+    exit_code: i32,
+) -> Vec<Event> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut events = Vec::new();
+    let exit = ExitStatus::from_raw(exit_code << 8);
+    feed(
+        normalizer,
+        stdout.iter().copied(),
+        stderr.iter().copied(),
+        &exit,
+        &mut events,
+    );
+    events
+}
+
+/// The [`TurnEnd`] that ends `events`, for tests.
+///
+/// # Panics
+///
+/// When the last event is not a [`Event::TurnEnd`] (the message shows it).
+///
+/// ```
+/// use bridge_core::event::Event;
+/// use bridge_core::normalize::{failed_end, turn_end};
+/// let events = [Event::BlockReset, Event::TurnEnd(failed_end(None, "x".into()))];
+/// assert!(!turn_end(&events).success);
+/// ```
+pub fn turn_end(events: &[Event]) -> &TurnEnd {
+    match events.last() {
+        Some(Event::TurnEnd(end)) => end,
+        other => panic!("the events do not end with a turn end: {other:?}"),
+    }
 }
 
 /// The turn's usage: the sum of the per-message (or per-step) usage a CLI reports.

@@ -24,14 +24,11 @@ use bridge_core::event::{
     Event, FileDiff, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse, TurnEnd, Usage,
     UsageScope,
 };
+use bridge_core::normalize::{fail_turn, str_at};
 use bridge_core::permission::{DecisionKind, PermissionRequest, RequestKind};
 use serde_json::{Map, Value, json};
 
 use crate::rpc::{Id, Incoming, RpcError, parse};
-
-fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
-}
 
 /// The normalized kind of an ACP tool kind string.
 ///
@@ -787,17 +784,12 @@ impl AcpNormalizer {
             && result.get("usage").is_none()
             && let Some(message) = self.error_text.take()
         {
-            out.push(Event::error(
+            fail_turn(
                 bridge_core::event::ErrorCode::Provider,
-                message.clone(),
-            ));
-            out.push(Event::TurnEnd(TurnEnd {
-                success: false,
-                stop_reason: StopReason::Error,
-                session_id: self.session_id.clone(),
-                result: None,
-                error: Some(message),
-            }));
+                message,
+                self.session_id.clone(),
+                out,
+            );
             return;
         }
         let end = if interrupted || stop == StopReason::Interrupted {

@@ -18,8 +18,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use bridge_core::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind, StopReason, TurnEnd};
+use bridge_core::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind};
 use bridge_core::lines::{LineItem, LineReader};
+use bridge_core::normalize::{fail_turn, failed_end, str_at};
 use bridge_core::permission::{PermissionRequest, Resolution};
 use bridge_core::process::{ChildProcess, CommandSpec, describe_exit};
 use bridge_core::turn::{TurnContext, interrupted_end};
@@ -329,6 +330,52 @@ impl AcpSession {
         Instant::now() + self.config.handshake_timeout
     }
 
+    /// Sends a handshake request (`phase` is [`Phase::Handshake`], or [`Phase::Load`] for a
+    /// `session/load` that replays history) under its own handshake deadline.
+    async fn handshake_call(
+        &mut self,
+        ctx: &TurnContext,
+        method: &str,
+        params: Value,
+        phase: Phase,
+    ) -> Result<Value, Failure> {
+        let deadline = self.handshake_deadline();
+        self.call(ctx, method, params, phase, deadline).await
+    }
+
+    /// Sends a handshake request that configures the session (mode, model, a config option).
+    /// The agent refusing it is not fatal: a warning with code `code`, worded by
+    /// `refused(provider, error)`.
+    async fn configure(
+        &mut self,
+        ctx: &TurnContext,
+        method: &str,
+        params: Value,
+        code: &str,
+        refused: impl FnOnce(&str, String) -> String,
+    ) -> Result<(), Option<ErrorInfo>> {
+        match self
+            .handshake_call(ctx, method, params, Phase::Handshake)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(Failure::Rpc(e)) => {
+                let message = refused(self.provider(), e.describe());
+                self.warn(ctx, code, message).await
+            }
+            Err(f) => Err(self.handshake_failure(method, f)),
+        }
+    }
+
+    /// A handshake failure the agent caused ([`ErrorCode::Provider`]), with its stderr tail.
+    fn provider_error(&self, message: String) -> Option<ErrorInfo> {
+        Some(error(
+            ErrorCode::Provider,
+            message,
+            self.child.stderr_tail(),
+        ))
+    }
+
     /// Words a handshake failure for the client.
     fn handshake_failure(&self, method: &str, failure: Failure) -> Option<ErrorInfo> {
         let provider = self.provider();
@@ -369,15 +416,8 @@ impl AcpSession {
     }
 
     async fn handshake(&mut self, ctx: &TurnContext) -> Result<(), Option<ErrorInfo>> {
-        let deadline = self.handshake_deadline();
         let init = match self
-            .call(
-                ctx,
-                "initialize",
-                initialize_params(),
-                Phase::Handshake,
-                deadline,
-            )
+            .handshake_call(ctx, "initialize", initialize_params(), Phase::Handshake)
             .await
         {
             Ok(v) => v,
@@ -386,24 +426,16 @@ impl AcpSession {
         let version = init.get("protocolVersion").and_then(Value::as_u64);
         if !init.is_object() || version.is_none() {
             let shown: String = init.to_string().chars().take(200).collect();
-            return Err(Some(error(
-                ErrorCode::Provider,
-                format!(
-                    "{} answered `initialize` with something that is not an ACP initialize result: {shown}",
-                    self.provider()
-                ),
-                self.child.stderr_tail(),
+            return Err(self.provider_error(format!(
+                "{} answered `initialize` with something that is not an ACP initialize result: {shown}",
+                self.provider()
             )));
         }
         if version != Some(PROTOCOL_VERSION) {
-            return Err(Some(error(
-                ErrorCode::Provider,
-                format!(
-                    "{} speaks ACP protocol version {}, the bridge speaks {PROTOCOL_VERSION}",
-                    self.provider(),
-                    version.unwrap_or(0)
-                ),
-                self.child.stderr_tail(),
+            return Err(self.provider_error(format!(
+                "{} speaks ACP protocol version {}, the bridge speaks {PROTOCOL_VERSION}",
+                self.provider(),
+                version.unwrap_or(0)
             )));
         }
         self.agent = init;
@@ -453,13 +485,7 @@ impl AcpSession {
             Phase::Handshake
         };
         let mut result = self
-            .call(
-                ctx,
-                strategy.method(),
-                params.clone(),
-                phase,
-                self.handshake_deadline(),
-            )
+            .handshake_call(ctx, strategy.method(), params.clone(), phase)
             .await;
         if let Err(Failure::Rpc(e)) = &result
             && e.code == rpc::AUTH_REQUIRED
@@ -467,13 +493,7 @@ impl AcpSession {
         {
             self.authenticate(ctx, true).await?;
             result = self
-                .call(
-                    ctx,
-                    strategy.method(),
-                    params.clone(),
-                    phase,
-                    self.handshake_deadline(),
-                )
+                .handshake_call(ctx, strategy.method(), params.clone(), phase)
                 .await;
         }
         // Qwen Code 0.15.10 advertises `sessionCapabilities.resume` but answers `session/resume`
@@ -485,29 +505,19 @@ impl AcpSession {
         {
             strategy = SessionStrategy::Load;
             result = self
-                .call(
-                    ctx,
-                    strategy.method(),
-                    params,
-                    Phase::Load,
-                    self.handshake_deadline(),
-                )
+                .handshake_call(ctx, strategy.method(), params, Phase::Load)
                 .await;
         }
         let result = match result {
             Ok(v) => v,
             Err(Failure::Rpc(e)) if strategy != SessionStrategy::New => {
                 let id = self.config.resume.clone().unwrap_or_default();
-                return Err(Some(error(
-                    ErrorCode::Provider,
-                    format!(
-                        "{} could not resume session {id} ({}): {} (code {})",
-                        self.provider(),
-                        strategy.method(),
-                        e.describe(),
-                        e.code
-                    ),
-                    self.child.stderr_tail(),
+                return Err(self.provider_error(format!(
+                    "{} could not resume session {id} ({}): {} (code {})",
+                    self.provider(),
+                    strategy.method(),
+                    e.describe(),
+                    e.code
                 )));
             }
             Err(f) => return Err(self.handshake_failure(strategy.method(), f)),
@@ -517,28 +527,18 @@ impl AcpSession {
             && self.config.empty_load_is_unknown
         {
             let id = self.config.resume.clone().unwrap_or_default();
-            return Err(Some(error(
-                ErrorCode::Provider,
-                format!(
-                    "{} has no session {id} to resume: session/load replayed no history (the agent starts a new, empty session for an unknown id instead of failing)",
-                    self.provider()
-                ),
-                self.child.stderr_tail(),
+            return Err(self.provider_error(format!(
+                "{} has no session {id} to resume: session/load replayed no history (the agent starts a new, empty session for an unknown id instead of failing)",
+                self.provider()
             )));
         }
-        let session_id = result
-            .get("sessionId")
-            .and_then(Value::as_str)
+        let session_id = str_at(&result, "sessionId")
             .map(str::to_string)
             .or_else(|| self.config.resume.clone());
         let Some(session_id) = session_id else {
-            return Err(Some(error(
-                ErrorCode::Provider,
-                format!(
-                    "{} answered `session/new` without a session id",
-                    self.provider()
-                ),
-                self.child.stderr_tail(),
+            return Err(self.provider_error(format!(
+                "{} answered `session/new` without a session id",
+                self.provider()
             )));
         };
         self.session_id = session_id.clone();
@@ -561,10 +561,8 @@ impl AcpSession {
             attempt: None,
             max_attempts: None,
         }));
-        for event in events {
-            if !ctx.emit(event).await {
-                return Err(None);
-            }
+        if !emit_all(ctx, events).await {
+            return Err(None);
         }
         self.apply_mode(ctx, &result).await?;
         self.apply_model(ctx, &result).await?;
@@ -586,7 +584,7 @@ impl AcpSession {
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+            .filter_map(|m| str_at(m, "id").map(str::to_string))
             .collect();
         let Some(method) = self
             .config
@@ -598,33 +596,23 @@ impl AcpSession {
             if !required {
                 return Ok(());
             }
-            return Err(Some(error(
-                ErrorCode::Provider,
-                format!(
-                    "{} requires authentication, and none of its methods ({}) can be used headless by the bridge; log in with the CLI itself first{}",
-                    self.provider(),
-                    if offered.is_empty() {
-                        "none offered".to_string()
-                    } else {
-                        offered.join(", ")
-                    },
-                    self.config
-                        .auth_hint
-                        .map(|hint| format!(", {hint}"))
-                        .unwrap_or_default()
-                ),
-                self.child.stderr_tail(),
+            return Err(self.provider_error(format!(
+                "{} requires authentication, and none of its methods ({}) can be used headless by the bridge; log in with the CLI itself first{}",
+                self.provider(),
+                if offered.is_empty() {
+                    "none offered".to_string()
+                } else {
+                    offered.join(", ")
+                },
+                self.config
+                    .auth_hint
+                    .map(|hint| format!(", {hint}"))
+                    .unwrap_or_default()
             )));
         };
         let params = json!({"methodId": method, "_meta": {"headless": true}});
         match self
-            .call(
-                ctx,
-                "authenticate",
-                params,
-                Phase::Handshake,
-                self.handshake_deadline(),
-            )
+            .handshake_call(ctx, "authenticate", params, Phase::Handshake)
             .await
         {
             Ok(_) => Ok(()),
@@ -656,23 +644,8 @@ impl AcpSession {
         refused: impl FnOnce(&str, String) -> String,
     ) -> Result<(), Option<ErrorInfo>> {
         let params = json!({"sessionId": self.session_id, "configId": config_id, "value": value});
-        match self
-            .call(
-                ctx,
-                "session/set_config_option",
-                params,
-                Phase::Handshake,
-                self.handshake_deadline(),
-            )
+        self.configure(ctx, "session/set_config_option", params, code, refused)
             .await
-        {
-            Ok(_) => Ok(()),
-            Err(Failure::Rpc(e)) => {
-                let message = refused(self.provider(), e.describe());
-                self.warn(ctx, code, message).await
-            }
-            Err(f) => Err(self.handshake_failure("session/set_config_option", f)),
-        }
     }
 
     /// Sets a select config option; a refusal is a warning saying `what` was not applied.
@@ -699,7 +672,7 @@ impl AcpSession {
             return Ok(());
         };
         let option = config_options(result)
-            .find(|o| o.get("category").and_then(Value::as_str) == Some("thought_level"))
+            .find(|o| str_at(o, "category") == Some("thought_level"))
             .cloned();
         let Some(option) = option else {
             let message = format!(
@@ -709,11 +682,7 @@ impl AcpSession {
             return self.warn(ctx, "reasoning_effort", message).await;
         };
         let values = option_values(&option);
-        let config_id = option
-            .get("id")
-            .and_then(Value::as_str)
-            .unwrap_or("effort")
-            .to_string();
+        let config_id = str_at(&option, "id").unwrap_or("effort").to_string();
         match values.iter().find(|v| v.eq_ignore_ascii_case(&effort)) {
             Some(value) => {
                 let value = value.to_string();
@@ -743,12 +712,12 @@ impl AcpSession {
                 continue;
             };
             let option = config_options(result)
-                .find(|o| o.get("id").and_then(Value::as_str) == Some(config_id))
+                .find(|o| str_at(o, "id") == Some(config_id))
                 .cloned();
             if let Some(option) = option
                 && option_values(&option).contains(&value)
             {
-                if option.get("currentValue").and_then(Value::as_str) == Some(value) {
+                if str_at(&option, "currentValue") == Some(value) {
                     return Ok(());
                 }
                 let what = format!("permission mode {}", self.config.mode.as_str());
@@ -761,81 +730,34 @@ impl AcpSession {
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|m| m.get("id").and_then(Value::as_str))
+            .filter_map(|m| str_at(m, "id"))
             .collect();
-        let current = modes
-            .and_then(|m| m.get("currentModeId"))
-            .and_then(Value::as_str);
-        let mode_option = result
-            .get("configOptions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find(|o| {
-                o.get("category").and_then(Value::as_str) == Some("mode")
-                    || o.get("id").and_then(Value::as_str) == Some("mode")
-            })
+        let current = modes.and_then(|m| str_at(m, "currentModeId"));
+        let mode_option = config_options(result)
+            .find(|o| str_at(o, "category") == Some("mode") || str_at(o, "id") == Some("mode"))
             .cloned();
         let mode_name = self.config.mode.as_str();
-        let matching_mode = wanted.iter().find_map(|w| {
-            available
-                .iter()
-                .find(|a| **a == w.as_str() || a.ends_with(&format!("#{w}")))
-                .map(|a| a.to_string())
-        });
-        if let Some(id) = matching_mode {
-            if current == Some(id.as_str()) {
+        if let Some(id) = matching_mode(&wanted, &available) {
+            if current == Some(id) {
                 return Ok(());
             }
             let params = json!({"sessionId": self.session_id, "modeId": id});
-            return match self
-                .call(
-                    ctx,
-                    "session/set_mode",
-                    params,
-                    Phase::Handshake,
-                    self.handshake_deadline(),
-                )
-                .await
-            {
-                Ok(_) => Ok(()),
-                Err(Failure::Rpc(e)) => {
-                    let message = format!(
-                        "{} refused mode `{id}` for permission mode {mode_name} ({}); the bridge applies the mode's policy to approval requests",
-                        self.provider(),
-                        e.describe()
-                    );
-                    self.warn(ctx, "permission_mode", message).await
-                }
-                Err(f) => Err(self.handshake_failure("session/set_mode", f)),
-            };
+            let refused = mode_refused(id, mode_name);
+            return self
+                .configure(ctx, "session/set_mode", params, "permission_mode", refused)
+                .await;
         }
         if let Some(option) = mode_option {
-            let values: Vec<&str> = option
-                .get("options")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|o| o.get("value").and_then(Value::as_str))
-                .collect();
-            let matching = wanted.iter().find_map(|w| {
-                values
-                    .iter()
-                    .find(|v| **v == w.as_str() || v.ends_with(&format!("#{w}")))
-                    .copied()
-            });
+            let values = option_values(&option);
             if let (Some(value), Some(config_id)) =
-                (matching, option.get("id").and_then(Value::as_str))
+                (matching_mode(&wanted, &values), str_at(&option, "id"))
             {
-                if option.get("currentValue").and_then(Value::as_str) == Some(value) {
+                if str_at(&option, "currentValue") == Some(value) {
                     return Ok(());
                 }
+                let refused = mode_refused(value, mode_name);
                 return self
-                    .set_option_or_warn(ctx, config_id, value, "permission_mode", |provider, error| {
-                        format!(
-                            "{provider} refused mode `{value}` for permission mode {mode_name} ({error}); the bridge applies the mode's policy to approval requests"
-                        )
-                    })
+                    .set_option_or_warn(ctx, config_id, value, "permission_mode", refused)
                     .await;
             }
         }
@@ -862,45 +784,18 @@ impl AcpSession {
             .get("models")
             .and_then(|m| m.get("availableModels"))
             .and_then(Value::as_array);
-        let model_option = result
-            .get("configOptions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find(|o| o.get("category").and_then(Value::as_str) == Some("model"))
+        let model_option = config_options(result)
+            .find(|o| str_at(o, "category") == Some("model"))
             .cloned();
         let (method, params) = if let Some(models) = listed {
-            let id = models
-                .iter()
-                .find(|m| {
-                    m.get("modelId").and_then(Value::as_str) == Some(model.as_str())
-                        || m.get("name").and_then(Value::as_str) == Some(model.as_str())
-                })
-                .and_then(|m| m.get("modelId").and_then(Value::as_str))
-                .unwrap_or(model.as_str())
-                .to_string();
+            let id = id_by_id_or_name(models, "modelId", &model).to_string();
             (
                 "session/set_model",
                 json!({"sessionId": self.session_id, "modelId": id}),
             )
         } else if let Some(option) = model_option {
-            let value = option
-                .get("options")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .find(|o| {
-                    o.get("value").and_then(Value::as_str) == Some(model.as_str())
-                        || o.get("name").and_then(Value::as_str) == Some(model.as_str())
-                })
-                .and_then(|o| o.get("value").and_then(Value::as_str))
-                .unwrap_or(model.as_str())
-                .to_string();
-            let config_id = option
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or("model")
-                .to_string();
+            let value = id_by_id_or_name(select_options(&option), "value", &model).to_string();
+            let config_id = str_at(&option, "id").unwrap_or("model").to_string();
             (
                 "session/set_config_option",
                 json!({"sessionId": self.session_id, "configId": config_id, "value": value}),
@@ -912,27 +807,10 @@ impl AcpSession {
             );
             return self.warn(ctx, "model", message).await;
         };
-        match self
-            .call(
-                ctx,
-                method,
-                params,
-                Phase::Handshake,
-                self.handshake_deadline(),
-            )
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(Failure::Rpc(e)) => {
-                let message = format!(
-                    "{} refused model {model} ({}); it keeps its default model",
-                    self.provider(),
-                    e.describe()
-                );
-                self.warn(ctx, "model", message).await
-            }
-            Err(f) => Err(self.handshake_failure(method, f)),
-        }
+        self.configure(ctx, method, params, "model", |provider, error| {
+            format!("{provider} refused model {model} ({error}); it keeps its default model")
+        })
+        .await
     }
 
     /// Sends one request and waits for its answer, handling everything the agent sends
@@ -999,10 +877,8 @@ impl AcpSession {
                             .unwrap_or_else(|| "The user denied this tool call".into());
                         self.normalizer.refused(tool, &message, &mut events);
                     }
-                    for event in events {
-                        if !ctx.emit(event).await {
-                            return Err(Failure::ConsumerGone);
-                        }
+                    if !emit_all(ctx, events).await {
+                        return Err(Failure::ConsumerGone);
                     }
                     if answer.cancel_turn {
                         ctx.cancel.cancel();
@@ -1074,10 +950,8 @@ impl AcpSession {
                             }
                         }
                     }
-                    for event in events {
-                        if !ctx.emit(event).await {
-                            return Err(Failure::ConsumerGone);
-                        }
+                    if !emit_all(ctx, events).await {
+                        return Err(Failure::ConsumerGone);
                     }
                     if let Some(outcome) = done {
                         if interrupting {
@@ -1114,10 +988,8 @@ impl AcpSession {
             }
             let request = self.normalizer.permission_request(&id, params, events);
             // The request event goes out before anything can answer it.
-            for event in events.drain(..) {
-                if !ctx.emit(event).await {
-                    return;
-                }
+            if !emit_all(ctx, std::mem::take(events)).await {
+                return;
             }
             let tool_call_id = request.tool_use_id.clone();
             let mode = self.config.mode;
@@ -1181,12 +1053,12 @@ impl AcpSession {
         let provider = self.config.provider.clone();
         let session_id = Some(self.session_id.clone());
         let mut events = Vec::new();
-        let (end, usable) = match outcome {
+        let usable = match outcome {
             Ok(result) => match self.config.empty_turn {
                 Some(empty)
                     if !interrupted
                         && !self.normalizer.output_seen()
-                        && result.get("stopReason").and_then(Value::as_str) == Some("end_turn") =>
+                        && str_at(&result, "stopReason") == Some("end_turn") =>
                 {
                     let logged = empty.log.and_then(|log| {
                         let home = std::env::var_os("HOME")?;
@@ -1196,31 +1068,26 @@ impl AcpSession {
                         Some(line) => format!("{provider}: {} Its log says: {line}", empty.message),
                         None => format!("{provider}: {}", empty.message),
                     };
-                    events.push(Event::Error(error(
-                        ErrorCode::Provider,
-                        message.clone(),
-                        String::new(),
-                    )));
-                    (Some(failed(message, session_id)), true)
+                    fail_turn(ErrorCode::Provider, message, session_id, &mut events);
+                    true
                 }
                 _ => {
                     self.normalizer
                         .prompt_result(&result, interrupted, &mut events);
-                    (None, true)
+                    true
                 }
             },
             Err(Failure::Rpc(e)) => {
                 // The agent's own error: its words, without its stderr log.
                 self.normalizer.flush(&mut events);
                 let message = format!("{provider}: {}", e.describe());
-                events.push(Event::Error(error(
-                    ErrorCode::Provider,
-                    message.clone(),
-                    String::new(),
-                )));
-                (Some(failed(message, session_id)), true)
+                fail_turn(ErrorCode::Provider, message, session_id, &mut events);
+                true
             }
-            Err(Failure::Interrupted) => (Some(interrupted_end(session_id)), false),
+            Err(Failure::Interrupted) => {
+                events.push(Event::TurnEnd(interrupted_end(session_id)));
+                false
+            }
             Err(Failure::ConsumerGone) => return false,
             Err(failure) => {
                 self.normalizer.flush(&mut events);
@@ -1261,18 +1128,11 @@ impl AcpSession {
                 // before it died.
                 let tail = self.child.settled_stderr_tail(Duration::from_secs(1)).await;
                 events.push(Event::Error(error(code, message.clone(), tail)));
-                (Some(failed(message, session_id)), false)
+                events.push(Event::TurnEnd(failed_end(session_id, message)));
+                false
             }
         };
-        if let Some(end) = end {
-            events.push(Event::TurnEnd(end));
-        }
-        for event in events {
-            if !ctx.emit(event).await {
-                return false;
-            }
-        }
-        usable
+        emit_all(ctx, events).await && usable
     }
 
     /// Closes stdin, gives the agent `exit_grace` to exit, then ends its whole process group.
@@ -1313,23 +1173,62 @@ fn config_options(result: &Value) -> impl Iterator<Item = &Value> {
         .flatten()
 }
 
-/// The values a select config option offers.
-fn option_values(option: &Value) -> Vec<&str> {
+/// The first of the `wanted` mode ids (preferred first) that one of the `offered` ids (or
+/// select values) is, or ends with as `#<id>` (Copilot's mode values are URLs).
+fn matching_mode<'a>(wanted: &[String], offered: &[&'a str]) -> Option<&'a str> {
+    wanted.iter().find_map(|w| {
+        offered
+            .iter()
+            .find(|o| **o == w.as_str() || o.ends_with(&format!("#{w}")))
+            .copied()
+    })
+}
+
+/// The wording of the warning when the agent refuses `mode` for permission mode `mode_name`.
+fn mode_refused<'a>(mode: &'a str, mode_name: &'a str) -> impl FnOnce(&str, String) -> String + 'a {
+    move |provider, error| {
+        format!(
+            "{provider} refused mode `{mode}` for permission mode {mode_name} ({error}); the bridge applies the mode's policy to approval requests"
+        )
+    }
+}
+
+/// The choices of a select config option (`{value, name}` objects).
+fn select_options(option: &Value) -> impl Iterator<Item = &Value> {
     option
         .get("options")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|o| o.get("value").and_then(Value::as_str))
+}
+
+/// The values a select config option offers.
+fn option_values(option: &Value) -> Vec<&str> {
+    select_options(option)
+        .filter_map(|o| str_at(o, "value"))
         .collect()
 }
 
-fn failed(message: String, session_id: Option<String>) -> TurnEnd {
-    TurnEnd {
-        success: false,
-        stop_reason: StopReason::Error,
-        session_id,
-        result: None,
-        error: Some(message),
+/// The `id_key` of the first of `entries` whose `id_key` or `name` is `wanted` (models are
+/// asked for by id or by name); `wanted` itself when none is.
+fn id_by_id_or_name<'a>(
+    entries: impl IntoIterator<Item = &'a Value>,
+    id_key: &str,
+    wanted: &'a str,
+) -> &'a str {
+    entries
+        .into_iter()
+        .find(|e| str_at(e, id_key) == Some(wanted) || str_at(e, "name") == Some(wanted))
+        .and_then(|e| str_at(e, id_key))
+        .unwrap_or(wanted)
+}
+
+/// Sends `events` in order; false (the rest dropped) when the consumer went away.
+async fn emit_all(ctx: &TurnContext, events: Vec<Event>) -> bool {
+    for event in events {
+        if !ctx.emit(event).await {
+            return false;
+        }
     }
+    true
 }

@@ -30,10 +30,11 @@ use std::path::PathBuf;
 
 use base64::Engine as _;
 use bridge_core::channel::Channel;
-use bridge_core::event::{ErrorCode, ErrorInfo, Event};
+use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::{Attachment, Request};
-use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext, run_process_turn};
+use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext};
+use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn, set_endpoint_env};
 use futures_util::future::BoxFuture;
 use permission_mapper::{RequestedMode, claude as claude_mode};
 use serde_json::{Value, json};
@@ -208,12 +209,12 @@ pub fn build_turn(
     if request.disable_thinking {
         command.env("MAX_THINKING_TOKENS", "0");
     }
-    if let Some(url) = &request.base_url {
-        command.env("ANTHROPIC_BASE_URL", url);
-    }
-    if let Some(key) = &request.api_key {
-        command.env("ANTHROPIC_API_KEY", key.expose());
-    }
+    set_endpoint_env(
+        &mut command,
+        request,
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+    );
     command.cwd = request.cwd.clone();
     command.stdin = StdinMode::Piped;
     let turn = ProcessTurn {
@@ -229,6 +230,23 @@ pub fn build_turn(
     Ok((turn, warnings))
 }
 
+/// How the bridge runs `claude -p` for a turn: bridge-jsonl's process-per-turn engine (locate
+/// the CLI, check its version from the cache `bridge system status` keeps, build the turn, run
+/// it) with [`build_turn`] and a [`ClaudeNormalizer`].
+pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build_one_shot);
+
+fn build_one_shot(
+    program: PathBuf,
+    request: &Request,
+    _env: &sdk_probe::ProbeEnv,
+) -> Result<OneShotTurn, BuildError> {
+    let (turn, warnings) = build_turn(program, request)?;
+    Ok(OneShotTurn {
+        warnings,
+        ..OneShotTurn::new(turn, Box::new(ClaudeNormalizer::new()))
+    })
+}
+
 impl Channel for ClaudeChannel {
     fn id(&self) -> &'static str {
         ID
@@ -239,46 +257,6 @@ impl Channel for ClaudeChannel {
     }
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            let resolved = match resolve_cli() {
-                Ok(located) => {
-                    for warning in located.warnings {
-                        ctx.emit(Event::warning("cli_path", warning)).await;
-                    }
-                    located.resolved
-                }
-                Err(message) => {
-                    let info = ErrorInfo {
-                        code: ErrorCode::CliNotFound,
-                        message,
-                        stderr_tail: None,
-                    };
-                    ctx.fail(info, request.session_id.clone()).await;
-                    return;
-                }
-            };
-            // The version comes from the cache `bridge system status` keeps (usually a `stat`);
-            // a cold cache costs one `claude --version` next to the turn.
-            let version_check = sdk_probe::turn_version_check(PROBE, &resolved);
-            let (turn, warnings) = match build_turn(resolved.path, &request) {
-                Ok(built) => built,
-                Err(message) => {
-                    let info = ErrorInfo {
-                        code: ErrorCode::InvalidRequest,
-                        message,
-                        stderr_tail: None,
-                    };
-                    ctx.fail(info, request.session_id.clone()).await;
-                    return;
-                }
-            };
-            for warning in warnings {
-                ctx.emit(warning).await;
-            }
-            if let Some(check) = version_check {
-                ctx.warn_later("untested_version", check);
-            }
-            run_process_turn(turn, Box::new(ClaudeNormalizer::new()), ctx).await;
-        })
+        OneShotChannel::new(&ONE_SHOT).send(request, ctx)
     }
 }

@@ -21,6 +21,7 @@ use bridge_core::event::{
     ErrorCode, Event, FileDiff, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse,
     TurnEnd, Usage, UsageScope,
 };
+use bridge_core::normalize::{fail_turn, json_event, str_at, u32_at, u64_at};
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
 
@@ -138,14 +139,6 @@ struct Usage0 {
     input: u64,
     cache_creation: u64,
     cache_read: u64,
-}
-
-fn u64_at(value: &Value, key: &str) -> u64 {
-    value.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
-
-fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 /// Normalized kind of a Claude Code tool.
@@ -293,14 +286,8 @@ impl ClaudeNormalizer {
                 message: line.clone(),
             }),
             Some("api_retry") => {
-                let attempt = line
-                    .get("attempt")
-                    .and_then(Value::as_u64)
-                    .map(|a| a as u32);
-                let max = line
-                    .get("max_retries")
-                    .and_then(Value::as_u64)
-                    .map(|a| a as u32);
+                let attempt = u32_at(line, "attempt");
+                let max = u32_at(line, "max_retries");
                 let status = line
                     .get("error_status")
                     .and_then(Value::as_u64)
@@ -547,14 +534,7 @@ impl ClaudeNormalizer {
             })
         });
         if let Some(message) = failure {
-            out.push(Event::error(ErrorCode::Provider, message.clone()));
-            out.push(Event::TurnEnd(TurnEnd {
-                success: false,
-                stop_reason: StopReason::Error,
-                session_id: self.session_id.clone(),
-                result: None,
-                error: Some(message),
-            }));
+            fail_turn(ErrorCode::Provider, message, self.session_id.clone(), out);
         } else {
             out.push(Event::TurnEnd(TurnEnd {
                 success: true,
@@ -571,23 +551,8 @@ impl ClaudeNormalizer {
 
 impl Normalizer for ClaudeNormalizer {
     fn line(&mut self, line: &str, out: &mut Vec<Event>) {
-        let trimmed = line.trim();
-        if trimmed.is_empty() {
+        let Some(value) = json_event(self.dialect.cli, line, out) else {
             return;
-        }
-        let value: Value = match serde_json::from_str(trimmed) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => {
-                let shown: String = trimmed.chars().take(200).collect();
-                out.push(Event::warning(
-                    "unparsed_line",
-                    format!(
-                        "{} printed a line that is not a JSON event: {shown}",
-                        self.dialect.cli
-                    ),
-                ));
-                return;
-            }
         };
         let from_subagent = value
             .get("parent_tool_use_id")

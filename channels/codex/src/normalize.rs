@@ -43,6 +43,7 @@ use bridge_core::event::{
     ErrorCode, Event, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse, TurnEnd,
     Usage, UsageScope,
 };
+use bridge_core::normalize::{fail_turn, json_event, str_at, u64_at};
 use bridge_core::turn::Normalizer;
 use serde_json::{Map, Value, json};
 
@@ -164,14 +165,6 @@ impl Default for CodexNormalizer {
     fn default() -> Self {
         CodexNormalizer::new()
     }
-}
-
-fn u64_at(value: &Value, key: &str) -> u64 {
-    value.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
-
-fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 fn assistant_message(block: Value) -> Event {
@@ -705,14 +698,7 @@ impl CodexNormalizer {
 
     fn fail(&mut self, message: String, out: &mut Vec<Event>) {
         self.ended = true;
-        out.push(Event::error(ErrorCode::Provider, message.clone()));
-        out.push(Event::TurnEnd(TurnEnd {
-            success: false,
-            stop_reason: StopReason::Error,
-            session_id: self.thread_id.clone(),
-            result: None,
-            error: Some(message),
-        }));
+        fail_turn(ErrorCode::Provider, message, self.thread_id.clone(), out);
     }
 
     /// Handles one line of the thread's rollout file. `historic` lines were written before this
@@ -980,20 +966,8 @@ fn file_change_detail(item: &Value) -> FileChangeDetail {
 
 impl Normalizer for CodexNormalizer {
     fn line(&mut self, line: &str, out: &mut Vec<Event>) {
-        let trimmed = line.trim();
-        if trimmed.is_empty() {
+        let Some(value) = json_event("codex", line, out) else {
             return;
-        }
-        let value: Value = match serde_json::from_str(trimmed) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => {
-                let shown: String = trimmed.chars().take(200).collect();
-                out.push(Event::warning(
-                    "unparsed_line",
-                    format!("codex printed a line that is not a JSON event: {shown}"),
-                ));
-                return;
-            }
         };
         if self.ended {
             return;
@@ -1043,6 +1017,8 @@ impl Normalizer for CodexNormalizer {
 
 #[cfg(test)]
 mod tests {
+    use bridge_core::normalize::turn_end;
+
     use super::*;
 
     fn run(normalizer: &mut CodexNormalizer, lines: &[&str]) -> Vec<Event> {
@@ -1051,13 +1027,6 @@ mod tests {
             normalizer.line(line, &mut out);
         }
         out
-    }
-
-    fn end(events: &[Event]) -> &TurnEnd {
-        match events.last() {
-            Some(Event::TurnEnd(end)) => end,
-            other => panic!("no turn end: {other:?}"),
-        }
     }
 
     #[test]
@@ -1113,7 +1082,7 @@ mod tests {
             (234, 1000, 56)
         );
         assert_eq!(usage.reasoning_tokens, Some(7));
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(end.success);
         assert_eq!(end.result.as_deref(), Some("Hi"));
         assert_eq!(end.session_id.as_deref(), Some("t"));
@@ -1145,7 +1114,7 @@ mod tests {
         );
         assert!(!events.iter().any(|e| matches!(e, Event::TurnEnd(_))));
         n.finish(None, &mut events);
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(!end.success);
         assert_eq!(
             end.error.as_deref(),

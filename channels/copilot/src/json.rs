@@ -26,10 +26,11 @@
 use std::path::PathBuf;
 
 use bridge_core::event::Event;
-use bridge_core::process::{CommandSpec, StdinMode};
+use bridge_core::process::CommandSpec;
 use bridge_core::request::{Attachment, Request};
-use bridge_core::turn::{CloseStdin, ProcessTurn};
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
+use bridge_jsonl::{
+    BuildError, OneShot, OneShotTurn, set_endpoint_env, set_env_defaults, stdin_prompt_turn,
+};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 
@@ -119,45 +120,19 @@ pub fn build_turn_with_session(
             )),
         }
     }
-    let defaults = [("COPILOT_AUTO_UPDATE", "false")];
-    let byok = [("COPILOT_OFFLINE", "true")];
-    let byok = if request.base_url.is_some() {
-        &byok[..]
-    } else {
-        &[]
-    };
-    for (key, value) in defaults.iter().chain(byok) {
-        if env.var(key).is_none() {
-            command.env(key, value);
-        }
+    set_env_defaults(&mut command, &[("COPILOT_AUTO_UPDATE", "false")], env);
+    if request.base_url.is_some() {
+        set_env_defaults(&mut command, &[("COPILOT_OFFLINE", "true")], env);
     }
-    if let Some(url) = &request.base_url {
-        command.env("COPILOT_PROVIDER_BASE_URL", url);
-    }
-    if let Some(key) = &request.api_key {
-        command.env("COPILOT_PROVIDER_API_KEY", key.expose());
-    }
-    let mut prompt = request.message.clone();
-    if let Some(agent) = request
-        .agent_prompt
-        .as_deref()
-        .filter(|p| !p.trim().is_empty())
-    {
-        prompt.push_str("\n\n## Agent Role and Instructions\n\n");
-        prompt.push_str(agent);
-    }
+    set_endpoint_env(
+        &mut command,
+        request,
+        "COPILOT_PROVIDER_BASE_URL",
+        "COPILOT_PROVIDER_API_KEY",
+    );
     command.cwd = request.cwd.clone();
-    command.stdin = StdinMode::Piped;
-    let turn = ProcessTurn {
-        provider: crate::ID.into(),
-        command,
-        stdin_payload: prompt.into_bytes(),
-        close_stdin: CloseStdin::AfterPayload,
-        interrupt_payload: None,
-        responder: None,
-    };
     Ok(OneShotTurn {
-        turn,
+        turn: stdin_prompt_turn(crate::ID, command, request.message_with_agent_prompt()),
         normalizer: Box::new(CopilotNormalizer::with_session(session)),
         warnings,
         scratch: None,
@@ -173,14 +148,7 @@ mod tests {
     fn build(request: Value, env: &ProbeEnv) -> (Vec<String>, OneShotTurn) {
         let request = Request::from_value(request).unwrap();
         let built = build_turn_with_session("/opt/copilot".into(), &request, env, "new-1").unwrap();
-        let args = built
-            .turn
-            .command
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        (args, built)
+        (built.args(), built)
     }
 
     fn env_of(built: &OneShotTurn) -> Vec<(String, String)> {
@@ -208,8 +176,7 @@ mod tests {
                 "--session-id=new-1"
             ]
         );
-        assert_eq!(built.turn.stdin_payload, b"-p hi");
-        assert_eq!(built.turn.close_stdin, CloseStdin::AfterPayload);
+        assert_eq!(built.stdin_prompt(), Some("-p hi"));
         assert_eq!(
             env_of(&built),
             [

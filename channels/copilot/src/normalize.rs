@@ -28,16 +28,9 @@ use bridge_core::event::{
     ErrorCode, Event, FileDiff, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse,
     TurnEnd,
 };
-use bridge_core::normalize::ExitTurn;
+use bridge_core::normalize::{ExitTurn, fail_turn, json_object, str_at};
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
-
-/// How many non-JSON stdout lines are reported as warnings (all are kept for the error text).
-const PLAIN_LINE_WARNINGS: usize = 5;
-
-fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
-}
 
 /// Normalized kind of a Copilot CLI tool.
 ///
@@ -91,7 +84,6 @@ pub struct CopilotNormalizer {
     tools: HashMap<String, String>,
     tools_finished: HashSet<String>,
     last_text: Option<String>,
-    plain_warnings: usize,
     ended: bool,
 }
 
@@ -209,46 +201,25 @@ impl CopilotNormalizer {
             (None, None) => Some("Copilot CLI ended the turn without an exit code".into()),
         };
         self.ended = true;
-        let end = match error {
-            Some(message) => {
-                out.push(Event::error(ErrorCode::Provider, message.clone()));
-                TurnEnd {
-                    success: false,
-                    stop_reason: StopReason::Error,
-                    session_id: self.session_id.clone(),
-                    result: None,
-                    error: Some(message),
-                }
-            }
-            None => TurnEnd {
+        match error {
+            Some(message) => fail_turn(ErrorCode::Provider, message, self.session_id.clone(), out),
+            None => out.push(Event::TurnEnd(TurnEnd {
                 success: true,
                 stop_reason: StopReason::EndTurn,
                 session_id: self.session_id.clone(),
                 result: self.last_text.clone(),
                 error: None,
-            },
-        };
-        out.push(Event::TurnEnd(end));
+            })),
+        }
     }
 }
 
 impl Normalizer for CopilotNormalizer {
     fn line(&mut self, line: &str, out: &mut Vec<Event>) {
         self.emit_session(out);
-        let value: Value = match serde_json::from_str(line.trim()) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => {
-                self.turn.plain_line(line);
-                if self.plain_warnings < PLAIN_LINE_WARNINGS && !line.trim().is_empty() {
-                    self.plain_warnings += 1;
-                    let shown: String = line.trim().chars().take(300).collect();
-                    out.push(Event::warning(
-                        "unparsed_line",
-                        format!("copilot printed a line that is not JSON: {shown}"),
-                    ));
-                }
-                return;
-            }
+        let Some(value) = json_object(line) else {
+            self.turn.unparsed_line("copilot", line, out);
+            return;
         };
         let data = value.get("data").unwrap_or(&Value::Null);
         match str_at(&value, "type") {

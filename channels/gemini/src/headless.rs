@@ -28,10 +28,9 @@
 use std::path::PathBuf;
 
 use bridge_core::event::Event;
-use bridge_core::process::{CommandSpec, StdinMode};
+use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
-use bridge_core::turn::{CloseStdin, ProcessTurn};
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotTurn, set_endpoint_env, stdin_prompt_turn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 
@@ -85,12 +84,7 @@ pub fn build_turn(
     if let Some(id) = &request.session_id {
         command.arg("--resume").arg(id);
     }
-    if let Some(url) = &request.base_url {
-        command.env(BASE_URL_ENV, url);
-    }
-    if let Some(key) = &request.api_key {
-        command.env(API_KEY_ENV, key.expose());
-    }
+    set_endpoint_env(&mut command, request, BASE_URL_ENV, API_KEY_ENV);
     if let Some(effort) = &request.reasoning_effort {
         warnings.push(Event::warning(
             "reasoning_effort",
@@ -122,16 +116,8 @@ pub fn build_turn(
         )));
     }
     command.cwd = request.cwd.clone();
-    command.stdin = StdinMode::Piped;
     Ok(OneShotTurn {
-        turn: ProcessTurn {
-            provider: ID.into(),
-            command,
-            stdin_payload: prompt.into_bytes(),
-            close_stdin: CloseStdin::AfterPayload,
-            interrupt_payload: None,
-            responder: None,
-        },
+        turn: stdin_prompt_turn(ID, command, prompt),
         normalizer: Box::new(GeminiJsonNormalizer::new(request.session_id.clone())),
         warnings,
         scratch: None,
@@ -147,14 +133,7 @@ mod tests {
     fn build(request: serde_json::Value) -> (Vec<String>, OneShotTurn) {
         let request = Request::from_value(request).unwrap();
         let launch = build_turn("/opt/gemini".into(), &request, &ProbeEnv::empty()).unwrap();
-        let args = launch
-            .turn
-            .command
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        (args, launch)
+        (launch.args(), launch)
     }
 
     #[test]
@@ -171,9 +150,7 @@ mod tests {
                 "default"
             ]
         );
-        assert_eq!(launch.turn.stdin_payload, b"--help me");
-        assert_eq!(launch.turn.command.stdin, StdinMode::Piped);
-        assert_eq!(launch.turn.close_stdin, CloseStdin::AfterPayload);
+        assert_eq!(launch.stdin_prompt(), Some("--help me"));
         assert_eq!(
             launch.turn.command.cwd.as_deref(),
             Some(std::path::Path::new("/tmp"))

@@ -39,10 +39,10 @@
 use std::process::ExitStatus;
 
 use bridge_core::event::{
-    ErrorCode, ErrorInfo, Event, FileDiff, StopReason, ToolKind, ToolResult, ToolUse, TurnEnd,
-    Usage, UsageScope,
+    ErrorCode, Event, FileDiff, StopReason, ToolKind, ToolResult, ToolUse, TurnEnd, Usage,
+    UsageScope,
 };
-use bridge_core::normalize::ExitTurn;
+use bridge_core::normalize::{ExitTurn, fail_turn, json_object, str_at};
 use bridge_core::turn::Normalizer;
 use serde_json::{Map, Value, json};
 
@@ -76,10 +76,6 @@ pub struct GeminiJsonNormalizer {
     /// Error-severity `error` lines: they fail the turn whatever `result` says.
     stream_error: Option<String>,
     ended: bool,
-}
-
-fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 fn u64_at(value: &Value, key: &str) -> Option<u64> {
@@ -256,30 +252,16 @@ impl GeminiJsonNormalizer {
                 )
             })),
         };
-        let end = match failure {
-            None => TurnEnd {
+        match failure {
+            None => out.push(Event::TurnEnd(TurnEnd {
                 success: true,
                 stop_reason: StopReason::EndTurn,
                 session_id: self.session_id.clone(),
                 result: Some(self.text.clone()),
                 error: None,
-            },
-            Some(message) => {
-                out.push(Event::Error(ErrorInfo {
-                    code: ErrorCode::Provider,
-                    message: message.clone(),
-                    stderr_tail: None,
-                }));
-                TurnEnd {
-                    success: false,
-                    stop_reason: StopReason::Error,
-                    session_id: self.session_id.clone(),
-                    result: None,
-                    error: Some(message),
-                }
-            }
-        };
-        out.push(Event::TurnEnd(end));
+            })),
+            Some(message) => fail_turn(ErrorCode::Provider, message, self.session_id.clone(), out),
+        }
     }
 
     fn tool_result(&mut self, value: &Value, out: &mut Vec<Event>) {
@@ -322,12 +304,9 @@ impl Normalizer for GeminiJsonNormalizer {
         if self.ended {
             return;
         }
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => {
-                self.turn.unparsed_line("gemini", line, out);
-                return;
-            }
+        let Some(value) = json_object(line) else {
+            self.turn.unparsed_line("gemini", line, out);
+            return;
         };
         match str_at(&value, "type") {
             Some("init") => {
@@ -427,29 +406,13 @@ impl Normalizer for GeminiJsonNormalizer {
 mod tests {
     use std::os::unix::process::ExitStatusExt;
 
+    use bridge_core::normalize::{run_lines, turn_end};
+
     use super::*;
 
     fn run(lines: &[&str], stderr: &[&str], exit: i32) -> Vec<Event> {
-        let mut normalizer = GeminiJsonNormalizer::new(None);
-        let mut out = Vec::new();
-        for line in lines {
-            normalizer.line(line, &mut out);
-            if matches!(out.last(), Some(Event::TurnEnd(_))) {
-                return out;
-            }
-        }
-        for line in stderr {
-            normalizer.stderr_line(line, &mut out);
-        }
-        normalizer.finish(Some(&ExitStatus::from_raw(exit << 8)), &mut out);
-        out
-    }
-
-    fn end(events: &[Event]) -> &TurnEnd {
-        match events.last() {
-            Some(Event::TurnEnd(end)) => end,
-            other => panic!("{other:?}"),
-        }
+        // The normalizer ignores whatever follows its `result` line.
+        run_lines(&mut GeminiJsonNormalizer::new(None), lines, stderr, exit)
     }
 
     const INIT: &str = r#"{"type":"init","session_id":"s-1","model":"auto"}"#;
@@ -466,7 +429,7 @@ mod tests {
             &[],
             0,
         );
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(!end.success);
         assert_eq!(end.error.as_deref(), Some("Maximum session turns exceeded"));
         assert_eq!(end.session_id.as_deref(), Some("s-1"));
@@ -487,7 +450,7 @@ mod tests {
             &[],
             0,
         );
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(end.success, "{events:?}");
         assert_eq!(end.result.as_deref(), Some("Done."));
         assert!(events.contains(&Event::BlockReset));
@@ -520,7 +483,7 @@ mod tests {
             &[],
             0,
         );
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(!end.success);
         assert!(
             end.error
@@ -537,7 +500,7 @@ mod tests {
             &["\u{1b}[31mInvalid auth method selected.\u{1b}[0m"],
             41,
         );
-        let error = end(&events).error.clone().unwrap();
+        let error = turn_end(&events).error.clone().unwrap();
         assert!(
             error.contains("selectedType") && error.contains("gemini-api-key"),
             "{error}"
@@ -551,7 +514,7 @@ mod tests {
         );
         normalizer.stderr_line("  Use --list-sessions to see available sessions", &mut out);
         normalizer.finish(Some(&ExitStatus::from_raw(42 << 8)), &mut out);
-        let end = end(&out);
+        let end = turn_end(&out);
         assert!(!end.success);
         assert_eq!(end.session_id.as_deref(), Some("0000-1"));
         assert_eq!(

@@ -43,7 +43,7 @@ use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::Request;
 use bridge_core::turn::{CloseStdin, ProcessTurn};
-use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn, set_endpoint_env};
 use permission_mapper::RequestedMode;
 use sdk_probe::{AuthSource, ProbeEnv, ProbeSpec, Version, VersionRange};
 
@@ -204,12 +204,7 @@ pub fn build_turn(
     if let Some(model) = &request.model {
         command.arg(format!("--model={model}"));
     }
-    if let Some(url) = &request.base_url {
-        command.env("GROK_BASE_URL", url);
-    }
-    if let Some(key) = &request.api_key {
-        command.env("GROK_API_KEY", key.expose());
-    }
+    set_endpoint_env(&mut command, request, "GROK_BASE_URL", "GROK_API_KEY");
     command.cwd = request.cwd.clone();
     command.stdin = StdinMode::Null;
     let turn = ProcessTurn {

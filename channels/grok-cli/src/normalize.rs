@@ -21,7 +21,7 @@
 use std::process::ExitStatus;
 
 use bridge_core::event::{Event, FileDiff, StopReason, ToolKind, ToolResult, ToolUse};
-use bridge_core::normalize::ExitTurn;
+use bridge_core::normalize::{ExitTurn, json_object, str_at};
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
 
@@ -42,10 +42,6 @@ const TOOL_FILLER: &str = "Using tools to help you...";
 pub struct GrokCliNormalizer {
     turn: ExitTurn,
     assistant_messages: usize,
-}
-
-fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 /// Normalized kind of a Grok CLI tool.
@@ -156,12 +152,9 @@ impl GrokCliNormalizer {
 
 impl Normalizer for GrokCliNormalizer {
     fn line(&mut self, line: &str, out: &mut Vec<Event>) {
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => {
-                self.turn.unparsed_line("grok-cli", line, out);
-                return;
-            }
+        let Some(value) = json_object(line) else {
+            self.turn.unparsed_line("grok-cli", line, out);
+            return;
         };
         match str_at(&value, "role") {
             Some("assistant") => self.assistant(&value, out),
@@ -188,27 +181,12 @@ impl Normalizer for GrokCliNormalizer {
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::process::ExitStatusExt;
-
-    use bridge_core::event::TurnEnd;
+    use bridge_core::normalize::{run_lines, turn_end};
 
     use super::*;
 
     fn run(lines: &[&str], exit: i32) -> Vec<Event> {
-        let mut normalizer = GrokCliNormalizer::new();
-        let mut out = Vec::new();
-        for line in lines {
-            normalizer.line(line, &mut out);
-        }
-        normalizer.finish(Some(&ExitStatus::from_raw(exit << 8)), &mut out);
-        out
-    }
-
-    fn end(events: &[Event]) -> &TurnEnd {
-        match events.last() {
-            Some(Event::TurnEnd(end)) => end,
-            other => panic!("{other:?}"),
-        }
+        run_lines(&mut GrokCliNormalizer::new(), lines, &[], exit)
     }
 
     const USER: &str = r#"{"role":"user","content":"hi"}"#;
@@ -222,7 +200,7 @@ mod tests {
             ],
             0,
         );
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(!end.success);
         assert_eq!(end.error.as_deref(), Some("Grok API error: 401 bad key"));
         assert!(!events.iter().any(|e| matches!(e, Event::Text { .. })));
@@ -237,7 +215,7 @@ mod tests {
             ],
             1,
         );
-        let error = end(&events).error.clone().unwrap();
+        let error = turn_end(&events).error.clone().unwrap();
         assert!(
             error.contains("exit code 1") && error.contains("Error: fetch failed"),
             "{error}"
@@ -269,7 +247,7 @@ mod tests {
             .filter(|e| matches!(e, Event::Text { .. }))
             .collect();
         assert_eq!(texts.len(), 1, "the filler is dropped: {events:?}");
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(end.success);
         assert_eq!(end.result.as_deref(), Some("Done."));
     }
@@ -283,7 +261,7 @@ mod tests {
             ],
             0,
         );
-        assert!(!end(&events).success);
+        assert!(!turn_end(&events).success);
         let events = run(
             &[
                 USER,
@@ -291,10 +269,10 @@ mod tests {
             ],
             0,
         );
-        assert!(!end(&events).success);
+        assert!(!turn_end(&events).success);
         let events = run(&["Gracefully shutting down..."], 0);
         assert!(
-            end(&events)
+            turn_end(&events)
                 .error
                 .as_deref()
                 .unwrap()

@@ -1,6 +1,6 @@
 //! The JSONL-stream engine: a CLI run once per turn that prints one JSON event per line (pi,
 //! oh-my-pi, the community Grok CLI, and the one-shot JSON print modes of qwen, copilot, gemini,
-//! opencode and kimi, which are those providers' `json` transport).
+//! opencode and kimi, which are those providers' `json` transport; also `claude -p`).
 //!
 //! A provider declares a [`OneShot`]: where its CLI is ([`sdk_probe::ProbeSpec`], or its own
 //! lookup) and how to build a turn ([`OneShot::build`]: argv, env, stdin, and the pure
@@ -11,9 +11,10 @@
 //! [`bridge_core::turn::run_process_turn`] (deadlines, interrupt, process group, exit codes that
 //! lie are the normalizer's `finish`).
 //!
-//! A one-shot mode cannot ask the client for approvals: the provider's build maps the requested
-//! permission mode to the CLI's flags and warns (`permission_mode`) when the CLI cannot honour
-//! it.
+//! A one-shot print mode cannot ask the client for approvals: the provider's build maps the
+//! requested permission mode to the CLI's flags and warns (`permission_mode`) when the CLI
+//! cannot honour it. (Claude Code's stream-json mode can: its built turn carries the
+//! [`ProcessTurn::responder`] that answers them.)
 //!
 //! ```
 //! use bridge_core::channel::Channel;
@@ -123,6 +124,16 @@ impl OneShotTurn {
             .map(|(_, v)| v.to_string_lossy().into_owned())
     }
 
+    /// The prompt the turn writes to the CLI's stdin, when stdin is piped and closed right
+    /// after it (as [`stdin_prompt_turn`] does); `None` for any other stdin.
+    pub fn stdin_prompt(&self) -> Option<&str> {
+        let piped = self.turn.command.stdin == StdinMode::Piped
+            && self.turn.close_stdin == CloseStdin::AfterPayload;
+        piped
+            .then(|| std::str::from_utf8(&self.turn.stdin_payload).ok())
+            .flatten()
+    }
+
     /// The codes of the warnings, in order.
     pub fn warning_codes(&self) -> Vec<String> {
         self.warnings
@@ -158,6 +169,22 @@ pub fn set_env_defaults(command: &mut CommandSpec, defaults: &[(&str, &str)], en
     }
 }
 
+/// Passes the request's `baseUrl` and `apiKey` to the CLI in the variables `base_url_var` and
+/// `api_key_var` (the child's environment only: a key never goes into argv).
+pub fn set_endpoint_env(
+    command: &mut CommandSpec,
+    request: &Request,
+    base_url_var: &str,
+    api_key_var: &str,
+) {
+    if let Some(url) = &request.base_url {
+        command.env(base_url_var, url);
+    }
+    if let Some(key) = &request.api_key {
+        command.env(api_key_var, key.expose());
+    }
+}
+
 /// A private (0700) temporary directory for one turn's files.
 pub fn scratch_dir(id: &str) -> Result<tempfile::TempDir, BuildError> {
     let mut builder = tempfile::Builder::new();
@@ -185,6 +212,26 @@ pub fn attachments_skipped(provider: &str, request: &Request) -> Option<Event> {
             ),
         )
     })
+}
+
+/// The endpoint fields (`baseUrl`, `apiKey`) that `request` sets, for a CLI that takes its
+/// endpoints and keys only from its own configuration (each is worth an `unsupported_field`
+/// warning).
+///
+/// ```
+/// let request = bridge_core::request::Request::from_value(
+///     serde_json::json!({"message": "hi", "apiKey": "sk-1"}),
+/// )
+/// .unwrap();
+/// assert_eq!(bridge_jsonl::endpoint_fields(&request).collect::<Vec<_>>(), ["apiKey"]);
+/// ```
+pub fn endpoint_fields(request: &Request) -> impl Iterator<Item = &'static str> {
+    [
+        ("baseUrl", request.base_url.is_some()),
+        ("apiKey", request.api_key.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(field, present)| present.then_some(field))
 }
 
 impl std::fmt::Debug for OneShotTurn {

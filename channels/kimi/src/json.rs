@@ -22,7 +22,7 @@ use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
 use bridge_jsonl::{
     BuildError, OneShot, OneShotChannel, OneShotTurn, attachments_skipped, scratch_dir,
-    set_env_defaults, stdin_prompt_turn,
+    set_endpoint_env, set_env_defaults, stdin_prompt_turn,
 };
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
@@ -125,12 +125,7 @@ pub fn build_turn(
         warnings.push(Event::warning("permission_mode", note.message));
     }
     warnings.extend(attachments_skipped(crate::ID, request));
-    if let Some(url) = &request.base_url {
-        command.env("KIMI_BASE_URL", url);
-    }
-    if let Some(key) = &request.api_key {
-        command.env("KIMI_API_KEY", key.expose());
-    }
+    set_endpoint_env(&mut command, request, "KIMI_BASE_URL", "KIMI_API_KEY");
     set_env_defaults(&mut command, ENV_DEFAULTS, env);
     command.cwd = request.cwd.clone();
     let turn = stdin_prompt_turn(crate::ID, command, request.message_with_agent_prompt());
@@ -144,8 +139,6 @@ pub fn build_turn(
 
 #[cfg(test)]
 mod tests {
-    use bridge_core::process::StdinMode;
-    use bridge_core::turn::CloseStdin;
     use serde_json::json;
 
     use super::*;
@@ -177,9 +170,7 @@ mod tests {
                 "abc-1",
             ]
         );
-        assert_eq!(launch.turn.stdin_payload, b"-p --yolo hi");
-        assert_eq!(launch.turn.command.stdin, StdinMode::Piped);
-        assert_eq!(launch.turn.close_stdin, CloseStdin::AfterPayload);
+        assert_eq!(launch.stdin_prompt(), Some("-p --yolo hi"));
         assert_eq!(launch.env("KIMI_API_KEY").as_deref(), Some("sk-canary-2"));
         assert_eq!(
             launch.env("KIMI_BASE_URL").as_deref(),

@@ -24,7 +24,9 @@
 use std::process::ExitStatus;
 
 use bridge_core::event::{Event, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse};
-use bridge_core::normalize::{ExitTurn, SnapshotDelta, SnapshotStep, UnparsedLines};
+use bridge_core::normalize::{
+    ExitTurn, SnapshotDelta, SnapshotStep, UnparsedLines, json_object, str_at,
+};
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
 
@@ -52,10 +54,6 @@ pub fn tool_kind(name: &str) -> ToolKind {
         .find(|(n, _)| *n == name)
         .map(|(_, kind)| *kind)
         .unwrap_or(ToolKind::Other)
-}
-
-fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 /// The text of a message's `content` (a string, or parts of `type` `part_type` whose text is
@@ -231,9 +229,8 @@ impl KimiNormalizer {
 impl Normalizer for KimiNormalizer {
     fn line(&mut self, line: &str, out: &mut Vec<Event>) {
         self.announce_session(out);
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => return self.plain_line(line, out),
+        let Some(value) = json_object(line) else {
+            return self.plain_line(line, out);
         };
         match str_at(&value, "role") {
             Some("assistant") => self.assistant(&value, out),
@@ -300,30 +297,12 @@ impl Normalizer for KimiNormalizer {
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::process::ExitStatusExt;
-
-    use bridge_core::event::TurnEnd;
+    use bridge_core::normalize::{run_lines, turn_end};
 
     use super::*;
 
     fn run(lines: &[&str], stderr: &[&str], exit: i32) -> Vec<Event> {
-        let mut normalizer = KimiNormalizer::new(None);
-        let mut out = Vec::new();
-        for line in lines {
-            normalizer.line(line, &mut out);
-        }
-        for line in stderr {
-            normalizer.stderr_line(line, &mut out);
-        }
-        normalizer.finish(Some(&ExitStatus::from_raw(exit << 8)), &mut out);
-        out
-    }
-
-    fn end(events: &[Event]) -> &TurnEnd {
-        match events.last() {
-            Some(Event::TurnEnd(end)) => end,
-            other => panic!("{other:?}"),
-        }
+        run_lines(&mut KimiNormalizer::new(None), lines, stderr, exit)
     }
 
     fn deltas(events: &[Event]) -> Vec<String> {
@@ -350,7 +329,7 @@ mod tests {
             0,
         );
         assert_eq!(deltas(&events), ["Hel", "lo"]);
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(end.success);
         assert_eq!(end.result.as_deref(), Some("Hello"));
         assert_eq!(
@@ -381,7 +360,7 @@ mod tests {
                 .iter()
                 .any(|e| matches!(e, Event::ToolResult(r) if r.is_error))
         );
-        assert_eq!(end(&events).result.as_deref(), Some("Done."));
+        assert_eq!(turn_end(&events).result.as_deref(), Some("Done."));
     }
 
     #[test]
@@ -392,7 +371,7 @@ mod tests {
         ];
         for exit in [75, 1, 0] {
             let events = run(&wrapped, &[HINT], exit);
-            let end = end(&events);
+            let end = turn_end(&events);
             assert!(!end.success, "exit {exit}");
             let error = end.error.clone().unwrap();
             assert!(error.contains("Please try again"), "{error}");
@@ -402,12 +381,18 @@ mod tests {
     #[test]
     fn an_unfinished_turn_is_not_a_success() {
         let call = r#"{"role":"assistant","content":"","tool_calls":[{"type":"function","id":"c1","function":{"name":"Shell","arguments":"{}"}}]}"#;
-        assert!(!end(&run(&[call], &[], 0)).success);
-        assert!(!end(&run(&[], &[], 0)).success);
+        assert!(!turn_end(&run(&[call], &[], 0)).success);
+        assert!(!turn_end(&run(&[], &[], 0)).success);
         let done = r#"{"role":"assistant","content":"ok"}"#;
-        assert!(!end(&run(&[done], &[], 1)).success);
+        assert!(!turn_end(&run(&[done], &[], 1)).success);
         let events = run(&[done, "Max steps reached: 100"], &[], 1);
-        assert!(end(&events).error.as_deref().unwrap().contains("Max steps"));
+        assert!(
+            turn_end(&events)
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("Max steps")
+        );
     }
 
     #[test]

@@ -121,14 +121,9 @@ mod tests {
 
     fn args(request: serde_json::Value, env: &ProbeEnv) -> Vec<String> {
         let request = Request::from_value(request).unwrap();
-        let launch = build_turn(&FLAVOR, "/opt/omp/omp".into(), &request, env).unwrap();
-        launch
-            .turn
-            .command
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect()
+        build_turn(&FLAVOR, "/opt/omp/omp".into(), &request, env)
+            .unwrap()
+            .args()
     }
 
     #[test]

@@ -17,8 +17,8 @@ use bridge_core::event::Event;
 use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
 use bridge_jsonl::{
-    BuildError, OneShot, OneShotChannel, OneShotTurn, attachments_skipped, set_env_defaults,
-    stdin_prompt_turn,
+    BuildError, OneShot, OneShotChannel, OneShotTurn, attachments_skipped, endpoint_fields,
+    set_env_defaults, stdin_prompt_turn,
 };
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
@@ -82,19 +82,14 @@ pub fn build_turn(
     for note in effective.notes {
         warnings.push(Event::warning("permission_mode", note.message));
     }
-    for (field, present) in [
-        ("baseUrl", request.base_url.is_some()),
-        ("apiKey", request.api_key.is_some()),
-    ] {
-        if present {
-            warnings.push(Event::warning(
-                "unsupported_field",
-                format!(
-                    "opencode takes endpoints and keys from its own configuration \
-                     (opencode.json, `opencode auth login`); the request's `{field}` was not applied"
-                ),
-            ));
-        }
+    for field in endpoint_fields(request) {
+        warnings.push(Event::warning(
+            "unsupported_field",
+            format!(
+                "opencode takes endpoints and keys from its own configuration \
+                 (opencode.json, `opencode auth login`); the request's `{field}` was not applied"
+            ),
+        ));
     }
     warnings.extend(attachments_skipped(crate::ID, request));
     set_env_defaults(&mut command, ENV_DEFAULTS, env);
@@ -110,8 +105,6 @@ pub fn build_turn(
 
 #[cfg(test)]
 mod tests {
-    use bridge_core::process::StdinMode;
-    use bridge_core::turn::CloseStdin;
     use serde_json::json;
 
     use super::*;
@@ -144,11 +137,9 @@ mod tests {
             ]
         );
         assert_eq!(
-            launch.turn.stdin_payload,
-            b"-x \"quoted\" prompt\n\n## Agent Role and Instructions\n\nBe brief."
+            launch.stdin_prompt(),
+            Some("-x \"quoted\" prompt\n\n## Agent Role and Instructions\n\nBe brief.")
         );
-        assert_eq!(launch.turn.command.stdin, StdinMode::Piped);
-        assert_eq!(launch.turn.close_stdin, CloseStdin::AfterPayload);
         assert_eq!(
             launch.turn.command.cwd.as_deref(),
             Some(std::path::Path::new("/tmp"))

@@ -30,7 +30,7 @@ use std::process::ExitStatus;
 use bridge_core::event::{
     Event, FileDiff, StopReason, ToolKind, ToolResult, ToolUse, Usage, UsageScope,
 };
-use bridge_core::normalize::{ExitTurn, TurnUsage};
+use bridge_core::normalize::{ExitTurn, TurnUsage, json_object, str_at};
 use bridge_core::permission::{DecisionKind, DecisionSource, EffectiveDecision};
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
@@ -60,10 +60,6 @@ pub fn tool_kind(name: &str) -> ToolKind {
         "todowrite" | "todoread" | "task" | "skill" => ToolKind::Think,
         _ => ToolKind::Other,
     }
-}
-
-fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 fn u64_at(value: &Value, pointer: &str) -> u64 {
@@ -239,12 +235,9 @@ impl OpencodeNormalizer {
 
 impl Normalizer for OpencodeNormalizer {
     fn line(&mut self, line: &str, out: &mut Vec<Event>) {
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => {
-                self.turn.unparsed_line(crate::ID, line, out);
-                return;
-            }
+        let Some(value) = json_object(line) else {
+            self.turn.unparsed_line(crate::ID, line, out);
+            return;
         };
         self.session(&value, out);
         let part = &value["part"];
@@ -320,25 +313,12 @@ impl Normalizer for OpencodeNormalizer {
 mod tests {
     use std::os::unix::process::ExitStatusExt;
 
-    use bridge_core::event::TurnEnd;
+    use bridge_core::normalize::{run_lines, turn_end};
 
     use super::*;
 
     fn run(lines: &[&str], exit: i32) -> Vec<Event> {
-        let mut normalizer = OpencodeNormalizer::new(None);
-        let mut out = Vec::new();
-        for line in lines {
-            normalizer.line(line, &mut out);
-        }
-        normalizer.finish(Some(&ExitStatus::from_raw(exit << 8)), &mut out);
-        out
-    }
-
-    fn end(events: &[Event]) -> &TurnEnd {
-        match events.last() {
-            Some(Event::TurnEnd(end)) => end,
-            other => panic!("{other:?}"),
-        }
+        run_lines(&mut OpencodeNormalizer::new(None), lines, &[], exit)
     }
 
     const START: &str = r#"{"type":"step_start","sessionID":"ses_1","part":{"type":"step-start"}}"#;
@@ -370,7 +350,7 @@ mod tests {
         assert_eq!(usage[0].reasoning_tokens, Some(1));
         assert_eq!(usage[1].scope, UsageScope::Turn);
         assert_eq!(usage[1].cost_usd, Some(0.5));
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(end.success);
         assert_eq!(end.result.as_deref(), Some("Hello"));
         assert_eq!(end.session_id.as_deref(), Some("ses_1"));
@@ -380,7 +360,7 @@ mod tests {
     fn an_error_event_fails_the_turn_even_with_exit_zero() {
         for lines in [&[START, TEXT, STOP, ERROR][..], &[ERROR][..]] {
             let events = run(lines, 0);
-            let end = end(&events);
+            let end = turn_end(&events);
             assert!(!end.success, "{events:?}");
             assert_eq!(end.error.as_deref(), Some("boom (HTTP 500)"));
         }
@@ -389,14 +369,14 @@ mod tests {
     #[test]
     fn a_failed_or_unfinished_step_is_never_a_success() {
         let failed = r#"{"type":"step_finish","sessionID":"ses_1","part":{"reason":"error"}}"#;
-        assert!(!end(&run(&[START, TEXT, failed], 0)).success);
+        assert!(!turn_end(&run(&[START, TEXT, failed], 0)).success);
         let unknown = r#"{"type":"step_finish","sessionID":"ses_1","part":{"reason":"unknown"}}"#;
-        assert!(!end(&run(&[START, TEXT, unknown], 0)).success);
+        assert!(!turn_end(&run(&[START, TEXT, unknown], 0)).success);
         // A tool step the run did not follow up, and a stream cut after a step start.
-        assert!(!end(&run(&[START, TEXT, TOOL_CALLS], 0)).success);
-        assert!(!end(&run(&[START, TEXT, STOP, START], 0)).success);
+        assert!(!turn_end(&run(&[START, TEXT, TOOL_CALLS], 0)).success);
+        assert!(!turn_end(&run(&[START, TEXT, STOP, START], 0)).success);
         // A complete stream with a non-zero exit.
-        assert!(!end(&run(&[START, TEXT, STOP], 1)).success);
+        assert!(!turn_end(&run(&[START, TEXT, STOP], 1)).success);
     }
 
     #[test]
@@ -416,7 +396,7 @@ mod tests {
                 .iter()
                 .any(|e| matches!(e, Event::ToolResult(r) if r.is_error && r.tool_use_id == "c1"))
         );
-        assert!(end(&events).success);
+        assert!(turn_end(&events).success);
     }
 
     #[test]
@@ -439,7 +419,7 @@ mod tests {
                 .count(),
             1
         );
-        assert!(end(&events).success);
+        assert!(turn_end(&events).success);
     }
 
     #[test]
@@ -447,15 +427,15 @@ mod tests {
         let mut normalizer = OpencodeNormalizer::new(Some("ses_gone".into()));
         let mut out = Vec::new();
         normalizer.finish(Some(&ExitStatus::from_raw(1 << 8)), &mut out);
-        let error = end(&out).error.clone().unwrap();
+        let error = turn_end(&out).error.clone().unwrap();
         assert!(error.contains("ses_gone"), "{error}");
-        assert_eq!(end(&out).session_id.as_deref(), Some("ses_gone"));
+        assert_eq!(turn_end(&out).session_id.as_deref(), Some("ses_gone"));
     }
 
     #[test]
     fn plain_text_is_kept_for_the_error() {
         let events = run(&["Error: Session not found"], 1);
-        let error = end(&events).error.clone().unwrap();
+        let error = turn_end(&events).error.clone().unwrap();
         assert!(error.contains("Session not found"), "{error}");
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! pi and oh-my-pi share their event stream and most of their command line; what differs is
 //! data in a [`Flavor`] (flag spelling, thinking levels, permission mapping, a runtime the
-//! launcher needs). [`build_turn`] turns a [`Request`] into the [`ProcessTurn`]:
+//! launcher needs). [`build_turn`] turns a [`Request`] into the
+//! [`ProcessTurn`](bridge_core::turn::ProcessTurn):
 //!
 //! ```text
 //! <cli> --print --mode json [--model <m>] [<resume flag> <id>] [--thinking <level>]
@@ -28,10 +29,9 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use bridge_core::event::{ErrorCode, Event};
-use bridge_core::process::{CommandSpec, StdinMode};
+use bridge_core::process::CommandSpec;
 use bridge_core::request::{Attachment, Request};
-use bridge_core::turn::{CloseStdin, ProcessTurn};
-use bridge_jsonl::{BuildError, OneShotTurn};
+use bridge_jsonl::{BuildError, OneShotTurn, endpoint_fields, set_env_defaults, stdin_prompt_turn};
 use permission_mapper::RequestedMode;
 
 use crate::normalize::PiNormalizer;
@@ -309,20 +309,15 @@ pub fn build_turn(
     for note in permissions.notes {
         warnings.push(Event::warning("permission_mode", note));
     }
-    for (field, present) in [
-        ("baseUrl", request.base_url.is_some()),
-        ("apiKey", request.api_key.is_some()),
-    ] {
-        if present {
-            warnings.push(Event::warning(
-                "unsupported_field",
-                format!(
-                    "{} takes endpoints and keys from its own model config or provider variables \
-                     (such as OPENAI_API_KEY); the request's `{field}` is not used",
-                    flavor.probe.display_name
-                ),
-            ));
-        }
+    for field in endpoint_fields(request) {
+        warnings.push(Event::warning(
+            "unsupported_field",
+            format!(
+                "{} takes endpoints and keys from its own model config or provider variables \
+                 (such as OPENAI_API_KEY); the request's `{field}` is not used",
+                flavor.probe.display_name
+            ),
+        ));
     }
     if let Some(prompt) = request
         .agent_prompt
@@ -394,11 +389,7 @@ pub fn build_turn(
         arg.push(file);
         command.arg(arg);
     }
-    for (key, value) in flavor.env_defaults {
-        if env.var(key).is_none() {
-            command.env(key, value);
-        }
-    }
+    set_env_defaults(&mut command, flavor.env_defaults, env);
     if let Some(runtime) = &flavor.runtime {
         match find_runtime(runtime, &program, env) {
             Ok(None) => {}
@@ -419,17 +410,8 @@ pub fn build_turn(
         }
     }
     command.cwd = request.cwd.clone();
-    command.stdin = StdinMode::Piped;
-    let turn = ProcessTurn {
-        provider: flavor.probe.id.into(),
-        command,
-        stdin_payload: request.message.clone().into_bytes(),
-        close_stdin: CloseStdin::AfterPayload,
-        interrupt_payload: None,
-        responder: None,
-    };
     Ok(OneShotTurn {
-        turn,
+        turn: stdin_prompt_turn(flavor.probe.id, command, request.message.clone()),
         normalizer: Box::new(PiNormalizer::new(flavor.probe.id)),
         warnings,
         scratch,

@@ -100,8 +100,6 @@ pub fn channel() -> OneShotChannel {
 mod tests {
     use std::ffi::OsString;
 
-    use bridge_core::process::StdinMode;
-    use bridge_core::turn::CloseStdin;
     use serde_json::json;
 
     use super::*;
@@ -110,14 +108,7 @@ mod tests {
         let request = Request::from_value(request).unwrap();
         let env = ProbeEnv::empty().with_home("/nonexistent-home");
         let launch = launch::build_turn(&FLAVOR, "/opt/pi".into(), &request, &env).unwrap();
-        let args = launch
-            .turn
-            .command
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        (args, launch)
+        (launch.args(), launch)
     }
 
     #[test]
@@ -125,9 +116,7 @@ mod tests {
         let (args, launch) = argv(json!({"message": "-- @not-a-file hi", "cwd": "/tmp"}));
         assert_eq!(args, ["--print", "--mode", "json"]);
         let turn = &launch.turn;
-        assert_eq!(turn.stdin_payload, b"-- @not-a-file hi");
-        assert_eq!(turn.command.stdin, StdinMode::Piped);
-        assert_eq!(turn.close_stdin, CloseStdin::AfterPayload);
+        assert_eq!(launch.stdin_prompt(), Some("-- @not-a-file hi"));
         assert_eq!(
             turn.command.cwd.as_deref(),
             Some(std::path::Path::new("/tmp"))

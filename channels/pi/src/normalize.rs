@@ -31,7 +31,7 @@ use bridge_core::event::{
     Event, FileDiff, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse, Usage,
     UsageScope,
 };
-use bridge_core::normalize::{ExitTurn, TurnUsage};
+use bridge_core::normalize::{ExitTurn, TurnUsage, json_object, str_at, u32_at, u64_at};
 use bridge_core::turn::Normalizer;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -69,14 +69,6 @@ pub struct PiNormalizer {
     last_text: Option<String>,
     last_stop: StopReason,
     usage: TurnUsage,
-}
-
-fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
-}
-
-fn u64_at(value: &Value, key: &str) -> u64 {
-    value.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
 /// Normalized kind of a pi / omp tool.
@@ -304,12 +296,9 @@ impl Normalizer for PiNormalizer {
             }
             return;
         }
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => {
-                self.turn.unparsed_line(self.provider, line, out);
-                return;
-            }
+        let Some(value) = json_object(line) else {
+            self.turn.unparsed_line(self.provider, line, out);
+            return;
         };
         match str_at(&value, "type") {
             Some("session") => {
@@ -352,14 +341,8 @@ impl Normalizer for PiNormalizer {
             Some("auto_retry_start") => {
                 // Another attempt follows: what it reports decides, not the failed one.
                 self.turn.reopen();
-                let attempt = value
-                    .get("attempt")
-                    .and_then(Value::as_u64)
-                    .map(|n| n as u32);
-                let max_attempts = value
-                    .get("maxAttempts")
-                    .and_then(Value::as_u64)
-                    .map(|n| n as u32);
+                let attempt = u32_at(&value, "attempt");
+                let max_attempts = u32_at(&value, "maxAttempts");
                 let error = str_at(&value, "errorMessage").unwrap_or("an API error");
                 let delay = u64_at(&value, "delayMs");
                 let mut message = format!("Retrying after {error}");
@@ -412,25 +395,12 @@ impl Normalizer for PiNormalizer {
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::process::ExitStatusExt;
+    use bridge_core::normalize::{run_lines, turn_end};
 
     use super::*;
 
     fn run(lines: &[&str], exit: i32) -> Vec<Event> {
-        let mut normalizer = PiNormalizer::new("pi");
-        let mut out = Vec::new();
-        for line in lines {
-            normalizer.line(line, &mut out);
-        }
-        normalizer.finish(Some(&ExitStatus::from_raw(exit << 8)), &mut out);
-        out
-    }
-
-    fn end(events: &[Event]) -> &bridge_core::event::TurnEnd {
-        match events.last() {
-            Some(Event::TurnEnd(end)) => end,
-            other => panic!("{other:?}"),
-        }
+        run_lines(&mut PiNormalizer::new("pi"), lines, &[], exit)
     }
 
     const SESSION: &str = r#"{"type":"session","version":3,"id":"s-1","cwd":"/w"}"#;
@@ -462,7 +432,7 @@ mod tests {
         assert_eq!(usages[0].scope, UsageScope::Message);
         assert_eq!(usages[1].scope, UsageScope::Turn);
         assert_eq!(usages[1].cost_usd, Some(0.25));
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(end.success);
         assert_eq!(end.result.as_deref(), Some("Hello"));
         assert_eq!(end.session_id.as_deref(), Some("s-1"));
@@ -471,7 +441,7 @@ mod tests {
     #[test]
     fn an_api_error_with_exit_zero_is_a_failure() {
         let events = run(&[SESSION, START, END_ERR, AGENT_END], 0);
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(!end.success);
         assert_eq!(end.error.as_deref(), Some("500 boom"));
         assert!(events.iter().any(|e| matches!(e, Event::Error(_))));
@@ -486,7 +456,7 @@ mod tests {
             ],
             0,
         );
-        assert!(end(&events).success, "{events:?}");
+        assert!(turn_end(&events).success, "{events:?}");
         let status = events
             .iter()
             .find_map(|e| match e {
@@ -507,13 +477,13 @@ mod tests {
             ],
             0,
         );
-        assert_eq!(end(&events).error.as_deref(), Some("500 still"));
+        assert_eq!(turn_end(&events).error.as_deref(), Some("500 still"));
     }
 
     #[test]
     fn a_stream_without_agent_end_is_a_failure() {
         let events = run(&[SESSION, START, HELLO], 0);
-        let end = end(&events);
+        let end = turn_end(&events);
         assert!(!end.success);
         assert!(
             end.error
@@ -538,7 +508,7 @@ mod tests {
             .filter(|e| matches!(e, Event::Warning { code, .. } if code == "unparsed_line"))
             .count();
         assert_eq!(warnings, 2);
-        let error = end(&events).error.clone().unwrap();
+        let error = turn_end(&events).error.clone().unwrap();
         assert!(
             error.contains("Session found in different project"),
             "{error}"
@@ -586,7 +556,7 @@ mod tests {
         assert_eq!(results.len(), 1);
         assert_eq!(results[0].content, Value::String("ok".into()));
         // No agent_end: the turn is not a success.
-        assert!(!end(&events).success);
+        assert!(!turn_end(&events).success);
     }
 
     #[test]
@@ -607,6 +577,6 @@ mod tests {
     #[test]
     fn a_non_zero_exit_fails_even_after_a_complete_stream() {
         let events = run(&[SESSION, START, HELLO, END_OK, AGENT_END], 1);
-        assert!(!end(&events).success);
+        assert!(!turn_end(&events).success);
     }
 }

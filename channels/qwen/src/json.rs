@@ -27,10 +27,9 @@ use std::path::PathBuf;
 
 use bridge_channel_claude::normalize::{self as claude, ClaudeNormalizer, Dialect};
 use bridge_core::event::{Event, FileDiff, ToolKind};
-use bridge_core::process::{CommandSpec, StdinMode};
+use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
-use bridge_core::turn::{CloseStdin, ProcessTurn};
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn};
+use bridge_jsonl::{BuildError, OneShot, OneShotTurn, set_endpoint_env, stdin_prompt_turn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 use serde_json::Value;
@@ -139,24 +138,10 @@ pub fn build_turn(
             "Qwen Code's one-shot JSON mode takes a text prompt only; the attachments were not sent (the ACP transport sends them)",
         ));
     }
-    if let Some(url) = &request.base_url {
-        command.env("OPENAI_BASE_URL", url);
-    }
-    if let Some(key) = &request.api_key {
-        command.env("OPENAI_API_KEY", key.expose());
-    }
+    set_endpoint_env(&mut command, request, "OPENAI_BASE_URL", "OPENAI_API_KEY");
     command.cwd = request.cwd.clone();
-    command.stdin = StdinMode::Piped;
-    let turn = ProcessTurn {
-        provider: crate::ID.into(),
-        command,
-        stdin_payload: request.message.clone().into_bytes(),
-        close_stdin: CloseStdin::AfterPayload,
-        interrupt_payload: None,
-        responder: None,
-    };
     Ok(OneShotTurn {
-        turn,
+        turn: stdin_prompt_turn(crate::ID, command, request.message.clone()),
         normalizer: Box::new(ClaudeNormalizer::with_dialect(&DIALECT)),
         warnings,
         scratch: None,
@@ -174,14 +159,7 @@ mod tests {
     fn build(request: Value, env: &ProbeEnv) -> (Vec<String>, OneShotTurn) {
         let request = Request::from_value(request).unwrap();
         let built = build_turn("/opt/qwen".into(), &request, env).unwrap();
-        let args = built
-            .turn
-            .command
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        (args, built)
+        (built.args(), built)
     }
 
     #[test]
@@ -200,9 +178,7 @@ mod tests {
                 "default"
             ]
         );
-        assert_eq!(built.turn.stdin_payload, b"-y hi");
-        assert_eq!(built.turn.close_stdin, CloseStdin::AfterPayload);
-        assert_eq!(built.turn.command.stdin, StdinMode::Piped);
+        assert_eq!(built.stdin_prompt(), Some("-y hi"));
         // Default mode cannot ask headless: said so.
         assert_eq!(built.warning_codes(), ["permission_mode"]);
     }
