@@ -2,48 +2,15 @@
 //! (`shared/captures/gemini-acp-*.stdout`: Gemini CLI 0.61.0, an approval allowed, rejected, and
 //! a turn cancelled mid-stream), snapshotted in both wire formats.
 
-use std::path::PathBuf;
-
 use bridge_acp::normalize::replay;
-use bridge_core::encode::{Encoder, JsonlEncoder, MarkerDialect, MarkerEncoder};
+use bridge_core::encode::MarkerDialect;
 use bridge_core::event::Event;
-
-fn capture(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/captures")
-        .join(format!("{name}.stdout"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn encode(events: &[Event], mut encoder: Box<dyn Encoder>) -> String {
-    let mut lines = Vec::new();
-    for event in events {
-        encoder.encode(event, &mut lines);
-    }
-    lines.join("\n")
-}
+use captures::streamed_text;
 
 fn check(name: &str) -> Vec<Event> {
-    let text = capture(name);
-    let events = replay(text.lines());
-    let markers = encode(
-        &events,
-        Box::new(MarkerEncoder::new(MarkerDialect::SESSION)),
-    );
-    let jsonl = encode(&events, Box::new(JsonlEncoder::new(false)));
-    insta::assert_snapshot!(format!("{name}.markers"), markers);
-    insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
+    let events = replay(captures::stdout(name).lines());
+    captures::assert_wire_snapshots!(name, &events, MarkerDialect::SESSION);
     events
-}
-
-fn text_of(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]
@@ -82,7 +49,7 @@ fn allow_capture() {
         2,
         "two prompts, two successful turn ends"
     );
-    assert!(text_of(&events).contains("I received 5 contents"));
+    assert!(streamed_text(&events).contains("I received 5 contents"));
 }
 
 #[test]

@@ -581,6 +581,7 @@ impl Normalizer for ClaudeNormalizer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use captures::streamed_text;
 
     fn run(lines: &[&str]) -> Vec<Event> {
         let mut normalizer = ClaudeNormalizer::new();
@@ -675,16 +676,6 @@ mod tests {
         out
     }
 
-    fn text_of(events: &[Event]) -> String {
-        events
-            .iter()
-            .filter_map(|e| match e {
-                Event::TextDelta { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect()
-    }
-
     #[test]
     fn an_api_error_reported_as_streamed_text_fails_the_turn_and_is_not_shown() {
         let events = run_dialect(&[
@@ -694,7 +685,7 @@ mod tests {
             r#"{"type":"assistant","message":{"id":"b1","content":[{"type":"text","text":"Hello [API Error: boom]"}]},"parent_tool_use_id":null}"#,
             r#"{"type":"result","subtype":"success","is_error":false,"result":"Hello [API Error: boom]"}"#,
         ]);
-        assert_eq!(text_of(&events), "Hello ");
+        assert_eq!(streamed_text(&events), "Hello ");
         let Some(Event::TurnEnd(end)) = events.last() else {
             panic!("no turn end: {events:?}");
         };
@@ -709,10 +700,10 @@ mod tests {
             r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}},"parent_tool_use_id":null}"#,
             r#"{"type":"assistant","message":{"id":"b2","content":[{"type":"text","text":"Hi"}]},"parent_tool_use_id":null}"#,
         ]);
-        assert_eq!(text_of(&streamed), "Hi");
+        assert_eq!(streamed_text(&streamed), "Hi");
         // Claude's rule for the same lines: a new id is an unstreamed message, shown again.
         assert_eq!(
-            text_of(&run(&[
+            streamed_text(&run(&[
                 r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1"}},"parent_tool_use_id":null}"#,
                 r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}},"parent_tool_use_id":null}"#,
                 r#"{"type":"assistant","message":{"id":"b2","content":[{"type":"text","text":"Hi"}]},"parent_tool_use_id":null}"#,
@@ -724,7 +715,7 @@ mod tests {
             r#"{"type":"assistant","message":{"id":"b1","content":[{"type":"text","text":"One."}]},"parent_tool_use_id":null}"#,
             r#"{"type":"assistant","message":{"id":"b2","content":[{"type":"text","text":"Two."}]},"parent_tool_use_id":null}"#,
         ]);
-        assert_eq!(text_of(&whole), "One.Two.");
+        assert_eq!(streamed_text(&whole), "One.Two.");
     }
 
     #[test]

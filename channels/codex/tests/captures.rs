@@ -4,7 +4,7 @@
 
 use bridge_channel_codex::CodexNormalizer;
 use bridge_channel_codex::normalize::TokenTotals;
-use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
+use bridge_core::encode::{MarkerDialect, MarkerEncoder, encode_all};
 use bridge_core::event::Event;
 use bridge_core::turn::Normalizer;
 
@@ -36,12 +36,7 @@ fn normalizer_for(name: &str) -> CodexNormalizer {
 
 fn normalize(name: &str, text: &str) -> Vec<Event> {
     let mut normalizer = normalizer_for(name);
-    let mut events = vec![Event::TurnStart {
-        provider: "codex".into(),
-    }];
-    for line in text.lines() {
-        normalizer.line(line, &mut events);
-    }
+    let mut events = captures::normalize_lines("codex", &mut normalizer, text);
     if !events.iter().any(|e| matches!(e, Event::TurnEnd(_))) {
         // What the engine does when stdout ends: ask the normalizer, else report an early exit.
         let mut tail = Vec::new();
@@ -53,19 +48,9 @@ fn normalize(name: &str, text: &str) -> Vec<Event> {
 
 #[test]
 fn every_codex_capture_normalizes_to_a_stable_event_stream() {
-    let names = captures::names("codex-");
-    assert!(
-        names.len() >= 30,
-        "expected the Codex captures, found {}",
-        names.len()
-    );
-    for name in names {
-        let text = std::fs::read_to_string(captures::dir().join(format!("{name}.stdout"))).unwrap();
-        let events = normalize(&name, &text);
-        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
-        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::THREAD));
-        insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
-        insta::assert_snapshot!(format!("{name}.markers"), markers);
+    for name in captures::names_at_least("codex-", 30) {
+        let events = normalize(&name, &captures::stdout(&name));
+        captures::assert_wire_snapshots!(&name, &events, MarkerDialect::THREAD);
     }
 }
 
@@ -92,9 +77,7 @@ fn failures_carry_the_cli_message_and_never_succeed() {
         ),
         ("codex-missing-env-key", "Missing environment variable"),
     ] {
-        let text =
-            std::fs::read_to_string(captures::dir().join(format!("{capture}.stdout"))).unwrap();
-        let events = normalize(capture, &text);
+        let events = normalize(capture, &captures::stdout(capture));
         let end = end_of(&events).unwrap_or_else(|| panic!("{capture}: no turn end"));
         assert!(!end.success, "{capture} must fail");
         assert!(
@@ -121,17 +104,14 @@ fn startup_failures_print_nothing_and_are_left_to_the_engine() {
         "codex-write-cfg-untrusted",
         "codex-wire-chat",
     ] {
-        let events = normalize(
-            capture,
-            &std::fs::read_to_string(captures::dir().join(format!("{capture}.stdout"))).unwrap(),
-        );
+        let events = normalize(capture, &captures::stdout(capture));
         assert!(end_of(&events).is_none(), "{capture}: {events:?}");
     }
 }
 
 #[test]
 fn a_stream_that_ends_before_turn_completed_is_never_a_success() {
-    let text = std::fs::read_to_string(captures::dir().join("codex-tool-bypass.stdout")).unwrap();
+    let text = captures::stdout("codex-tool-bypass");
     let cut: Vec<&str> = text
         .lines()
         .filter(|l| !l.contains("turn.completed"))
@@ -142,8 +122,7 @@ fn a_stream_that_ends_before_turn_completed_is_never_a_success() {
 
 #[test]
 fn successful_turns_end_with_the_last_agent_message_and_the_turn_delta() {
-    let text = std::fs::read_to_string(captures::dir().join("codex-tool-bypass.stdout")).unwrap();
-    let events = normalize("codex-tool-bypass", &text);
+    let events = normalize("codex-tool-bypass", &captures::stdout("codex-tool-bypass"));
     let end = end_of(&events).unwrap();
     assert!(end.success);
     assert_eq!(
@@ -157,10 +136,7 @@ fn successful_turns_end_with_the_last_agent_message_and_the_turn_delta() {
     assert_eq!(last["threadId"], "01a22f17-85d7-79d0-a276-640ebb5c78a4");
     assert_eq!(last["success"], true);
 
-    let resumed = normalize(
-        "codex-resume",
-        &std::fs::read_to_string(captures::dir().join("codex-resume.stdout")).unwrap(),
-    );
+    let resumed = normalize("codex-resume", &captures::stdout("codex-resume"));
     let usage = resumed
         .iter()
         .find_map(|e| match e {

@@ -4,13 +4,11 @@
 //! see, in both wire formats. The turn is finished with the exit code the CLI had (1 for the
 //! API errors).
 
-use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
-
 use bridge_channel_copilot::normalize::CopilotNormalizer;
-use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
+use bridge_core::encode::MarkerDialect;
 use bridge_core::event::{Event, StatusKind, ToolKind, TurnEnd};
-use bridge_core::turn::Normalizer;
+use bridge_core::normalize::replay;
+use captures::{streamed_text, streamed_thinking};
 
 fn exit_code(name: &str) -> i32 {
     match name {
@@ -20,19 +18,9 @@ fn exit_code(name: &str) -> i32 {
 }
 
 fn normalize(name: &str) -> Vec<Event> {
-    let text = std::fs::read_to_string(captures::dir().join(format!("{name}.stdout"))).unwrap();
-    let mut normalizer = CopilotNormalizer::new();
-    let mut events = vec![Event::TurnStart {
-        provider: "copilot".into(),
-    }];
-    for line in text.lines() {
-        normalizer.line(line, &mut events);
-    }
-    normalizer.finish(
-        Some(&ExitStatus::from_raw(exit_code(name) << 8)),
-        &mut events,
-    );
-    events
+    let stdout = captures::stdout(name);
+    let exit = captures::exited(exit_code(name));
+    replay("copilot", &mut CopilotNormalizer::new(), &stdout, "", exit)
 }
 
 fn end_of(events: &[Event]) -> &TurnEnd {
@@ -42,34 +30,16 @@ fn end_of(events: &[Event]) -> &TurnEnd {
     }
 }
 
-fn text(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn every_copilot_capture_normalizes_to_a_stable_event_stream() {
-    let names = captures::names("copilot-");
-    assert!(
-        names.len() >= 12,
-        "expected the copilot captures, found {names:?}"
-    );
-    for name in names {
+    for name in captures::names_at_least("copilot-", 12) {
         let events = normalize(&name);
         let turn_ends = events
             .iter()
             .filter(|e| matches!(e, Event::TurnEnd(_)))
             .count();
         assert_eq!(turn_ends, 1, "{name}");
-        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
-        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
-        insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
-        insta::assert_snapshot!(format!("{name}.markers"), markers);
+        captures::assert_wire_snapshots!(&name, &events, MarkerDialect::SESSION);
     }
 }
 
@@ -83,7 +53,7 @@ fn the_session_id_from_the_last_line_ends_the_turn() {
         Some("8846f078-4014-4a01-99b6-c1603a6842a2")
     );
     assert_eq!(end.result.as_deref(), Some("Hello from the mock model."));
-    assert_eq!(text(&events), "Hello from the mock model.");
+    assert_eq!(streamed_text(&events), "Hello from the mock model.");
 }
 
 #[test]
@@ -113,19 +83,17 @@ fn api_errors_fail_with_the_cli_message_after_retry_statuses() {
 fn reasoning_streams_once_before_the_text() {
     for capture in ["copilot-thinking", "copilot-anthropic-thinking"] {
         let events = normalize(capture);
-        let thinking: String = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::ThinkingDelta { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let thinking = streamed_thinking(&events);
         assert!(thinking.starts_with("Let me think about this"), "{capture}");
         assert!(
             thinking.ends_with("The user wants a greeting."),
             "{capture}"
         );
-        assert_eq!(text(&events), "After thinking: hello!", "{capture}");
+        assert_eq!(
+            streamed_text(&events),
+            "After thinking: hello!",
+            "{capture}"
+        );
     }
 }
 

@@ -5,11 +5,8 @@
 //! mid-stream failure exits 0, an unknown `--resume` id exits 42 with nothing on stdout), and
 //! with its recorded stderr, so the snapshots pin down that the stream decides, not the exit.
 
-use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
-
 use bridge_channel_gemini::json::GeminiJsonNormalizer;
-use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
+use bridge_core::encode::MarkerDialect;
 use bridge_core::event::{Event, ToolKind, TurnEnd};
 use bridge_core::turn::Normalizer;
 
@@ -30,26 +27,16 @@ fn exit_code(name: &str) -> i32 {
 /// Captures in the stream-json format (or with an empty stdout: startup failures of a
 /// stream-json run). The others are ACP transcripts, `--output-format json` and text output.
 fn capture_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(captures::dir())
-        .expect("../shared/captures is present")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("gemini-") && n.ends_with(".stdout"))
-        .map(|n| n.trim_end_matches(".stdout").to_string())
+    captures::names("gemini-")
+        .into_iter()
         .filter(|n| {
-            let stdout = std::fs::read_to_string(captures::dir().join(format!("{n}.stdout")))
-                .unwrap_or_default();
+            let stdout = captures::read(n, "stdout");
             stdout.trim().is_empty() || stdout.starts_with(r#"{"type":"init""#)
         })
-        .collect();
-    names.sort();
-    names
+        .collect()
 }
 
 fn normalize(name: &str) -> Vec<Event> {
-    let read = |ext: &str| {
-        std::fs::read_to_string(captures::dir().join(format!("{name}.{ext}"))).unwrap_or_default()
-    };
     let resumed = name
         .starts_with("gemini-resume-missing")
         .then(|| "00000000-0000-4000-8000-000000000000".to_string());
@@ -57,19 +44,16 @@ fn normalize(name: &str) -> Vec<Event> {
     let mut events = vec![Event::TurnStart {
         provider: "gemini".into(),
     }];
-    for line in read("stdout").lines() {
+    for line in captures::read(name, "stdout").lines() {
         normalizer.line(line, &mut events);
         if matches!(events.last(), Some(Event::TurnEnd(_))) {
             return events;
         }
     }
-    for line in read("stderr").lines() {
+    for line in captures::read(name, "stderr").lines() {
         normalizer.stderr_line(line, &mut events);
     }
-    normalizer.finish(
-        Some(&ExitStatus::from_raw(exit_code(name) << 8)),
-        &mut events,
-    );
+    normalizer.finish(Some(&captures::exited(exit_code(name))), &mut events);
     events
 }
 
@@ -97,14 +81,7 @@ fn every_stream_json_capture_normalizes_to_a_stable_event_stream() {
             1,
             "{name}"
         );
-        insta::assert_snapshot!(
-            format!("{name}.jsonl"),
-            encode_all(&events, &mut JsonlEncoder::new(false))
-        );
-        insta::assert_snapshot!(
-            format!("{name}.markers"),
-            encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION))
-        );
+        captures::assert_wire_snapshots!(&name, &events, MarkerDialect::SESSION);
     }
 }
 

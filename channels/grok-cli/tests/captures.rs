@@ -2,54 +2,29 @@
 //! (`@vibe-kit/grok-cli` 0.0.34 against the reference mock; every run exited 0) through the
 //! normalizer and snapshots what users would see, in both wire formats.
 
-use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
-
 use bridge_channel_grok_cli::GrokCliNormalizer;
-use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
+use bridge_core::encode::MarkerDialect;
 use bridge_core::event::{Event, TurnEnd};
-use bridge_core::turn::Normalizer;
+use bridge_core::normalize::replay;
 
 fn run(name: &str) -> (Vec<Event>, TurnEnd) {
-    let text = std::fs::read_to_string(captures::dir().join(format!("{name}.stdout"))).unwrap();
+    let stdout = captures::stdout(name);
     let mut normalizer = GrokCliNormalizer::new();
-    let mut events = vec![Event::TurnStart {
-        provider: "grok-cli".into(),
-    }];
-    for line in text.lines() {
-        normalizer.line(line, &mut events);
-    }
-    normalizer.finish(Some(&ExitStatus::from_raw(0)), &mut events);
-    let Some(Event::TurnEnd(end)) = events.last().cloned() else {
-        panic!("{name}: no turn end");
-    };
-    (events, end)
+    let events = replay(
+        "grok-cli",
+        &mut normalizer,
+        &stdout,
+        "",
+        captures::exited(0),
+    );
+    captures::with_turn_end(name, events)
 }
 
 #[test]
 fn every_grok_capture_normalizes_to_a_stable_event_stream() {
-    let mut names: Vec<String> = std::fs::read_dir(captures::dir())
-        .expect("../shared/captures is present")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("grok-") && n.ends_with(".stdout"))
-        .map(|n| n.trim_end_matches(".stdout").to_string())
-        .collect();
-    names.sort();
-    assert!(
-        names.len() >= 8,
-        "expected the grok captures, found {names:?}"
-    );
-    for name in names {
+    for name in captures::names_at_least("grok-", 8) {
         let (events, _) = run(&name);
-        insta::assert_snapshot!(
-            format!("{name}.jsonl"),
-            encode_all(&events, &mut JsonlEncoder::new(false))
-        );
-        insta::assert_snapshot!(
-            format!("{name}.markers"),
-            encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION))
-        );
+        captures::assert_wire_snapshots!(&name, &events, MarkerDialect::SESSION);
     }
 }
 

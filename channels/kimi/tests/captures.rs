@@ -4,13 +4,11 @@
 //! turn is finished with the exit code the CLI had: 1 for the 401, 75 for the retryable 429 and
 //! 500, 0 for the rest (an unknown resume id silently starts a new session).
 
-use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
-
 use bridge_channel_kimi::KimiNormalizer;
-use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
+use bridge_core::encode::MarkerDialect;
 use bridge_core::event::{Event, TurnEnd};
 use bridge_core::normalize::replay;
+use captures::streamed_text;
 
 fn exit_code(name: &str) -> i32 {
     match name {
@@ -21,9 +19,8 @@ fn exit_code(name: &str) -> i32 {
 }
 
 fn normalize(name: &str) -> Vec<Event> {
-    let dir = captures::dir();
-    let stdout = std::fs::read_to_string(dir.join(format!("{name}.stdout"))).unwrap();
-    let stderr = std::fs::read_to_string(dir.join(format!("{name}.stderr"))).unwrap();
+    let stdout = captures::stdout(name);
+    let stderr = captures::read_required(name, "stderr");
     let resume = match name {
         "kimi-resume" => Some("c6535258-4763-4279-bcef-8868629e9e67".to_string()),
         "kimi-resume-badid" => Some("00000000-0000-0000-0000-000000000000".to_string()),
@@ -31,31 +28,19 @@ fn normalize(name: &str) -> Vec<Event> {
     };
     let mut normalizer = KimiNormalizer::new(resume);
     // kimi prints the session id on stderr when it exits, after its stdout.
-    let exit = ExitStatus::from_raw(exit_code(name) << 8);
+    let exit = captures::exited(exit_code(name));
     replay("kimi", &mut normalizer, &stdout, &stderr, exit)
 }
 
 fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
-    let events = normalize(name);
-    let Some(Event::TurnEnd(end)) = events.last().cloned() else {
-        panic!("{name}: the last event is not a turn end");
-    };
-    (events, end)
+    captures::with_turn_end(name, normalize(name))
 }
 
 #[test]
 fn every_kimi_capture_normalizes_to_a_stable_event_stream() {
-    let names = captures::names("kimi-");
-    assert!(
-        names.len() >= 8,
-        "expected the kimi captures, found {names:?}"
-    );
-    for name in names {
+    for name in captures::names_at_least("kimi-", 8) {
         let (events, _) = end_of(&name);
-        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
-        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
-        insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
-        insta::assert_snapshot!(format!("{name}.markers"), markers);
+        captures::assert_wire_snapshots!(&name, &events, MarkerDialect::SESSION);
     }
 }
 
@@ -73,18 +58,11 @@ fn plain_text_errors_fail_with_their_unwrapped_text() {
         ),
     ] {
         let (events, end) = end_of(capture);
-        assert!(!end.success, "{capture} must fail");
-        let error = end.error.clone().unwrap_or_default();
-        assert!(error.contains(message), "{capture}: {error}");
+        captures::assert_failed_with(capture, &events, &end, message);
         assert!(
             end.session_id.is_some(),
             "{capture}: the session is still reported"
         );
-        let errors = events
-            .iter()
-            .filter(|e| matches!(e, Event::Error(_)))
-            .count();
-        assert_eq!(errors, 1, "{capture}");
     }
 }
 
@@ -99,13 +77,7 @@ fn successful_turns_stream_deltas_and_take_the_session_from_stderr() {
         let (events, end) = end_of(capture);
         assert!(end.success, "{capture}: {:?}", end.error);
         assert_eq!(end.session_id.as_deref(), Some(session), "{capture}");
-        let streamed: String = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::TextDelta { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let streamed = streamed_text(&events);
         let result = end.result.clone().unwrap();
         assert!(
             streamed.ends_with(&result),

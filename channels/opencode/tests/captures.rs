@@ -8,7 +8,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
 use bridge_channel_opencode::OpencodeNormalizer;
-use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
+use bridge_core::encode::MarkerDialect;
 use bridge_core::event::{Event, TurnEnd};
 use bridge_core::normalize::replay;
 
@@ -26,34 +26,21 @@ fn exit(name: &str) -> ExitStatus {
 }
 
 fn normalize(name: &str) -> Vec<Event> {
-    let dir = captures::dir();
-    let stdout = std::fs::read_to_string(dir.join(format!("{name}.stdout"))).unwrap();
-    let stderr = std::fs::read_to_string(dir.join(format!("{name}.stderr"))).unwrap_or_default();
+    let stdout = captures::stdout(name);
+    let stderr = captures::read(name, "stderr");
     let mut normalizer = OpencodeNormalizer::new(None);
     replay("opencode", &mut normalizer, &stdout, &stderr, exit(name))
 }
 
 fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
-    let events = normalize(name);
-    let Some(Event::TurnEnd(end)) = events.last().cloned() else {
-        panic!("{name}: the last event is not a turn end");
-    };
-    (events, end)
+    captures::with_turn_end(name, normalize(name))
 }
 
 #[test]
 fn every_opencode_capture_normalizes_to_a_stable_event_stream() {
-    let names = captures::names("opencode-");
-    assert!(
-        names.len() >= 14,
-        "expected the opencode captures, found {names:?}"
-    );
-    for name in names {
+    for name in captures::names_at_least("opencode-", 14) {
         let (events, _) = end_of(&name);
-        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
-        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
-        insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
-        insta::assert_snapshot!(format!("{name}.markers"), markers);
+        captures::assert_wire_snapshots!(&name, &events, MarkerDialect::SESSION);
     }
 }
 
@@ -68,17 +55,7 @@ fn errors_and_unfinished_runs_are_failures() {
         ("opencode-drop", "signal 15"),
     ] {
         let (events, end) = end_of(capture);
-        assert!(!end.success, "{capture} must fail");
-        assert!(
-            end.error.as_deref().unwrap_or("").contains(message),
-            "{capture}: {:?}",
-            end.error
-        );
-        let errors = events
-            .iter()
-            .filter(|e| matches!(e, Event::Error(_)))
-            .count();
-        assert_eq!(errors, 1, "{capture}: exactly one error before the end");
+        captures::assert_failed_with(capture, &events, &end, message);
     }
 }
 

@@ -4,55 +4,28 @@
 //! the CLI had (0 for all of them but `pi-resume-badid`, which exits 1): pi exits 0 after API
 //! errors, so these snapshots pin down that the stream, not the exit code, decides.
 
-use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
-
 use bridge_channel_pi::PiNormalizer;
-use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
+use bridge_core::encode::MarkerDialect;
 use bridge_core::event::{Event, TurnEnd};
-use bridge_core::turn::Normalizer;
+use bridge_core::normalize::replay;
+use captures::streamed_text;
 
 fn exit_code(name: &str) -> i32 {
     if name == "pi-resume-badid" { 1 } else { 0 }
 }
 
-fn normalize(name: &str, text: &str) -> Vec<Event> {
-    let mut normalizer = PiNormalizer::new("pi");
-    let mut events = vec![Event::TurnStart {
-        provider: "pi".into(),
-    }];
-    for line in text.lines() {
-        normalizer.line(line, &mut events);
-    }
-    normalizer.finish(
-        Some(&ExitStatus::from_raw(exit_code(name) << 8)),
-        &mut events,
-    );
-    events
-}
-
 fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
-    let text = std::fs::read_to_string(captures::dir().join(format!("{name}.stdout"))).unwrap();
-    let events = normalize(name, &text);
-    let Some(Event::TurnEnd(end)) = events.last().cloned() else {
-        panic!("{name}: the last event is not a turn end");
-    };
-    (events, end)
+    let stdout = captures::stdout(name);
+    let exit = captures::exited(exit_code(name));
+    let events = replay("pi", &mut PiNormalizer::new("pi"), &stdout, "", exit);
+    captures::with_turn_end(name, events)
 }
 
 #[test]
 fn every_pi_capture_normalizes_to_a_stable_event_stream() {
-    let names = captures::names("pi-");
-    assert!(
-        names.len() >= 13,
-        "expected the pi captures, found {names:?}"
-    );
-    for name in names {
+    for name in captures::names_at_least("pi-", 13) {
         let (events, _) = end_of(&name);
-        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
-        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
-        insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
-        insta::assert_snapshot!(format!("{name}.markers"), markers);
+        captures::assert_wire_snapshots!(&name, &events, MarkerDialect::SESSION);
     }
 }
 
@@ -66,17 +39,7 @@ fn api_errors_fail_although_pi_exited_zero() {
         ("pi-resume-badid", "pi exited with exit code 1"),
     ] {
         let (events, end) = end_of(capture);
-        assert!(!end.success, "{capture} must fail");
-        assert!(
-            end.error.as_deref().unwrap_or("").contains(message),
-            "{capture}: {:?}",
-            end.error
-        );
-        let errors = events
-            .iter()
-            .filter(|e| matches!(e, Event::Error(_)))
-            .count();
-        assert_eq!(errors, 1, "{capture}: exactly one error before the end");
+        captures::assert_failed_with(capture, &events, &end, message);
     }
 }
 
@@ -108,13 +71,7 @@ fn successful_captures_stream_the_result_and_keep_the_session() {
         assert!(end.success, "{capture}: {:?}", end.error);
         let session = end.session_id.clone().expect("a session id");
         assert_eq!(session.len(), 36, "{capture}");
-        let streamed: String = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::TextDelta { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let streamed = streamed_text(&events);
         let result = end.result.clone().unwrap_or_default();
         assert!(!result.is_empty(), "{capture}");
         assert!(

@@ -5,33 +5,13 @@
 
 use bridge_channel_claude::ClaudeNormalizer;
 use bridge_channel_qwen::json::DIALECT;
-use bridge_core::encode::{JsonlEncoder, MarkerDialect, MarkerEncoder, encode_all};
+use bridge_core::encode::MarkerDialect;
 use bridge_core::event::{Event, TurnEnd};
-use bridge_core::turn::Normalizer;
+use captures::{WireSnapshots, streamed_text, streamed_thinking};
 
 fn normalize(name: &str) -> Vec<Event> {
-    let text = std::fs::read_to_string(captures::dir().join(format!("{name}.stdout"))).unwrap();
     let mut normalizer = ClaudeNormalizer::with_dialect(&DIALECT);
-    let mut events = vec![Event::TurnStart {
-        provider: "qwen".into(),
-    }];
-    for line in text.lines() {
-        normalizer.line(line, &mut events);
-    }
-    events
-}
-
-/// `[MESSAGE]` payloads of `init` carry tool lists and paths: cut long ones (the typed JSONL
-/// snapshot is complete).
-fn shorten(markers: &str) -> String {
-    markers
-        .lines()
-        .map(|line| match line.char_indices().nth(160) {
-            Some((cut, _)) if line.starts_with("[MESSAGE] ") => format!("{}…", &line[..cut]),
-            _ => line.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    captures::normalize_lines("qwen", &mut normalizer, &captures::stdout(name))
 }
 
 fn turn_end(events: &[Event]) -> Option<&TurnEnd> {
@@ -41,29 +21,14 @@ fn turn_end(events: &[Event]) -> Option<&TurnEnd> {
     })
 }
 
-fn text(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn every_qwen_capture_normalizes_to_a_stable_event_stream() {
-    let names = captures::names("qwen-");
-    assert!(
-        names.len() >= 13,
-        "expected the qwen captures, found {names:?}"
-    );
-    for name in names {
+    for name in captures::names_at_least("qwen-", 13) {
         let events = normalize(&name);
-        let jsonl = encode_all(&events, &mut JsonlEncoder::new(false));
-        let markers = encode_all(&events, &mut MarkerEncoder::new(MarkerDialect::SESSION));
-        insta::assert_snapshot!(format!("{name}.jsonl"), jsonl);
-        insta::assert_snapshot!(format!("{name}.markers"), shorten(&markers));
+        // `[MESSAGE]` payloads of `init` carry tool lists and paths: cut long ones (the typed
+        // JSONL snapshot is complete).
+        let snapshots = WireSnapshots::of(&events, MarkerDialect::SESSION).with_short_messages();
+        captures::assert_wire_snapshots!(&name, snapshots);
     }
 }
 
@@ -84,7 +49,7 @@ fn api_errors_reported_as_text_fail_the_turn() {
         let end = turn_end(&events).unwrap_or_else(|| panic!("{capture}: no turn end"));
         assert!(!end.success, "{capture}");
         assert_eq!(end.error.as_deref(), Some(error), "{capture}");
-        assert_eq!(text(&events), shown, "{capture}");
+        assert_eq!(streamed_text(&events), shown, "{capture}");
         assert!(
             events.iter().any(|e| matches!(e, Event::Error(_))),
             "{capture}"
@@ -107,14 +72,8 @@ fn a_stream_without_result_does_not_end_the_turn() {
 #[test]
 fn streamed_blocks_are_not_repeated() {
     let events = normalize("qwen-thinking");
-    assert_eq!(text(&events), "After thinking: hello!");
-    let thinking: String = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ThinkingDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    assert_eq!(streamed_text(&events), "After thinking: hello!");
+    let thinking = streamed_thinking(&events);
     assert_eq!(
         thinking,
         "Let me think about this. The user wants a greeting."
