@@ -399,3 +399,65 @@ fn an_untested_cli_version_is_warned_about_and_the_pinned_one_is_not() {
         "{warning}"
     );
 }
+
+/// Both attachment shapes the plugin sends reach the model as image blocks next to the prompt:
+/// an inline `data:` URL and a `local_image` file (typed from its extension).
+#[test]
+fn image_attachments_reach_the_model_as_image_blocks() {
+    use base64::Engine as _;
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    // A 1x1 GIF (Claude Code drops images it cannot decode).
+    let gif = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
+    let local = sandbox.work().join("shot.gif");
+    std::fs::write(
+        &local,
+        base64::engine::general_purpose::STANDARD
+            .decode(gif)
+            .unwrap(),
+    )
+    .unwrap();
+    let out = run_with_stdin(
+        claude_command(&sandbox, &mock.url(), &[]),
+        &json!({
+            "message": "MOCK:text what is in the pictures?",
+            "attachments": [
+                {"fileName": "dot.png", "mediaType": "image/png", "data": format!("data:image/png;base64,{png}")},
+                {"type": "local_image", "path": local},
+            ],
+        })
+        .to_string(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(final_line(&stdout)["success"], true, "{stdout}");
+    let request = &mock.model_requests()[0].body;
+    let content = request["messages"].as_array().unwrap()[0]["content"]
+        .as_array()
+        .expect("content blocks")
+        .clone();
+    let images: Vec<(String, String)> = content
+        .iter()
+        .filter(|b| b["type"] == "image")
+        .map(|b| {
+            (
+                b["source"]["media_type"].as_str().unwrap().to_string(),
+                b["source"]["data"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        images,
+        [
+            ("image/png".to_string(), png.to_string()),
+            ("image/gif".to_string(), gif.to_string()),
+        ]
+    );
+    assert!(
+        content.iter().any(|b| b["type"] == "text"
+            && b["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("what is in the pictures?"))),
+        "{content:?}"
+    );
+}

@@ -22,6 +22,7 @@
 
 #![deny(missing_docs)]
 
+pub mod attachment;
 pub mod channel;
 pub mod control;
 pub mod driver;

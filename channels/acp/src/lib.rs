@@ -45,7 +45,6 @@ pub mod session;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use base64::Engine as _;
 use bridge_core::channel::Channel;
 use bridge_core::event::{ErrorCode, ErrorInfo, Event};
 use bridge_core::process::{CommandSpec, StdinMode};
@@ -172,15 +171,6 @@ pub struct Launch {
     pub warnings: Vec<Event>,
 }
 
-fn image_media_type(path: &std::path::Path) -> &'static str {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("png") => "image/png",
-        Some("gif") => "image/gif",
-        Some("webp") => "image/webp",
-        _ => "image/jpeg",
-    }
-}
-
 /// The ACP prompt for `request`: image attachments as `image` blocks (other files as embedded
 /// `resource` blocks), then the message, then `agentPrompt` as a separate text block (ACP has
 /// no system prompt). `agent` is the `initialize` result, whose `promptCapabilities` decide
@@ -193,30 +183,14 @@ pub fn prompt_blocks(request: &Request, agent: &Value) -> Result<(Vec<Value>, Ve
     let mut blocks = Vec::new();
     let mut warnings = Vec::new();
     for (n, attachment) in request.attachments.iter().enumerate() {
-        let (media_type, data, name) = match attachment {
+        let media_type = attachment.media_type();
+        let data = attachment.to_base64().map_err(|e| e.to_string())?;
+        // The name becomes a resource URI: unnamed files get one without spaces.
+        let name = match attachment {
             Attachment::Inline {
-                media_type,
-                data,
-                file_name,
-            } => {
-                let data = match data.split_once(";base64,") {
-                    Some((_, payload)) if data.starts_with("data:") => payload.to_string(),
-                    _ => data.clone(),
-                };
-                let name = file_name
-                    .clone()
-                    .unwrap_or_else(|| format!("attachment-{}", n + 1));
-                (media_type.clone(), data, name)
-            }
-            Attachment::LocalImage { path } => {
-                let bytes = std::fs::read(path)
-                    .map_err(|e| format!("cannot read attachment {}: {e}", path.display()))?;
-                (
-                    image_media_type(path).to_string(),
-                    base64::engine::general_purpose::STANDARD.encode(bytes),
-                    path.display().to_string(),
-                )
-            }
+                file_name: None, ..
+            } => format!("attachment-{}", n + 1),
+            named => named.shown_name(n),
         };
         if media_type.starts_with("image/") {
             if can("image") {

@@ -28,11 +28,10 @@ pub mod normalize;
 
 use std::path::PathBuf;
 
-use base64::Engine as _;
 use bridge_core::channel::Channel;
 use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
-use bridge_core::request::{Attachment, Request};
+use bridge_core::request::Request;
 use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext};
 use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn, set_endpoint_env};
 use futures_util::future::BoxFuture;
@@ -93,29 +92,8 @@ pub fn resolve_cli() -> Result<sdk_probe::Located, String> {
 pub fn user_message(request: &Request) -> Result<String, String> {
     let mut blocks = Vec::new();
     for attachment in &request.attachments {
-        match attachment {
-            Attachment::Inline {
-                media_type, data, ..
-            } => {
-                let data = match data.split_once(";base64,") {
-                    Some((_, payload)) if data.starts_with("data:") => payload,
-                    _ => data.as_str(),
-                };
-                blocks.push(image_block(media_type, data));
-            }
-            Attachment::LocalImage { path } => {
-                let bytes = std::fs::read(path)
-                    .map_err(|e| format!("cannot read attachment {}: {e}", path.display()))?;
-                let media_type = match path.extension().and_then(|e| e.to_str()) {
-                    Some("png") => "image/png",
-                    Some("gif") => "image/gif",
-                    Some("webp") => "image/webp",
-                    _ => "image/jpeg",
-                };
-                let data = base64::engine::general_purpose::STANDARD.encode(bytes);
-                blocks.push(image_block(media_type, &data));
-            }
-        }
+        let data = attachment.to_base64().map_err(|e| e.to_string())?;
+        blocks.push(image_block(&attachment.media_type(), &data));
     }
     let content = if blocks.is_empty() {
         Value::String(request.message.clone())

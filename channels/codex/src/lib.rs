@@ -50,7 +50,7 @@ pub mod rollout;
 
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
+use bridge_core::attachment::{image_extension, write_private};
 use bridge_core::channel::Channel;
 use bridge_core::encode::MarkerDialect;
 use bridge_core::event::{ErrorCode, ErrorInfo, Event};
@@ -412,16 +412,6 @@ pub struct Images {
     _dir: Option<tempfile::TempDir>,
 }
 
-fn extension(media_type: &str) -> &'static str {
-    match media_type {
-        "image/png" => "png",
-        "image/gif" => "gif",
-        "image/webp" => "webp",
-        "image/bmp" => "bmp",
-        _ => "jpg",
-    }
-}
-
 /// Writes inline (base64) image attachments to a private temporary directory (mode 0700, files
 /// 0600) and collects the paths of `local_image` ones.
 pub fn materialize_images(attachments: &[Attachment]) -> Result<Images, String> {
@@ -432,7 +422,7 @@ pub fn materialize_images(attachments: &[Attachment]) -> Result<Images, String> 
             Attachment::Inline {
                 file_name,
                 media_type,
-                data,
+                ..
             } => {
                 if !media_type.starts_with("image/") {
                     images.skipped.push(
@@ -442,13 +432,7 @@ pub fn materialize_images(attachments: &[Attachment]) -> Result<Images, String> 
                     );
                     continue;
                 }
-                let payload = match data.split_once(";base64,") {
-                    Some((_, payload)) if data.starts_with("data:") => payload,
-                    _ => data.as_str(),
-                };
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(payload.trim())
-                    .map_err(|e| format!("attachment {} is not valid base64: {e}", n + 1))?;
+                let bytes = attachment.to_bytes(n).map_err(|e| e.to_string())?;
                 if images._dir.is_none() {
                     images._dir = Some(
                         tempfile::Builder::new()
@@ -461,7 +445,7 @@ pub fn materialize_images(attachments: &[Attachment]) -> Result<Images, String> 
                 let path = dir.unwrap_or(Path::new(".")).join(format!(
                     "image-{}.{}",
                     n + 1,
-                    extension(media_type)
+                    image_extension(media_type)
                 ));
                 write_private(&path, &bytes)
                     .map_err(|e| format!("cannot write image {}: {e}", path.display()))?;
@@ -470,15 +454,6 @@ pub fn materialize_images(attachments: &[Attachment]) -> Result<Images, String> 
         }
     }
     Ok(images)
-}
-
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)?.write_all(bytes)
 }
 
 /// A per-turn prefix for tool ids (Codex restarts its item numbering in every process).
@@ -563,6 +538,8 @@ impl Channel for CodexChannel {
 
 #[cfg(test)]
 mod tests {
+    use base64::Engine as _;
+
     use super::*;
 
     fn codex() -> NativeCodex {

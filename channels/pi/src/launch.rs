@@ -24,10 +24,9 @@
 //!   in the process list. A warning says so.
 
 use std::ffi::OsString;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
+use bridge_core::attachment::write_private;
 use bridge_core::event::{ErrorCode, Event};
 use bridge_core::process::CommandSpec;
 use bridge_core::request::{Attachment, Request};
@@ -206,17 +205,6 @@ fn file_name(index: usize, name: Option<&str>, media_type: &str) -> String {
     }
 }
 
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)?.write_all(bytes)
-}
-
 /// The turn's private directory, created on first use ([`bridge_jsonl::scratch_dir`]).
 fn scratch_dir(scratch: &mut Option<tempfile::TempDir>, id: &str) -> Result<PathBuf, BuildError> {
     if scratch.is_none() {
@@ -336,7 +324,7 @@ pub fn build_turn(
             Attachment::Inline {
                 file_name: name,
                 media_type,
-                data,
+                ..
             } => {
                 let shown = name
                     .clone()
@@ -351,17 +339,9 @@ pub fn build_turn(
                     ));
                     continue;
                 }
-                let payload = match data.split_once(";base64,") {
-                    Some((_, payload)) if data.starts_with("data:") => payload,
-                    _ => data.as_str(),
-                };
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(payload.trim())
-                    .map_err(|e| {
-                        BuildError::invalid(format!(
-                            "attachment {shown}: invalid base64 data ({e})"
-                        ))
-                    })?;
+                let bytes = attachment
+                    .to_bytes(index)
+                    .map_err(|e| BuildError::invalid(e.to_string()))?;
                 let dir = scratch_dir(&mut scratch, flavor.probe.id)?;
                 let path = dir.join(file_name(index, name.as_deref(), media_type));
                 write_private(&path, &bytes).map_err(|e| {
