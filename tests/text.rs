@@ -5,7 +5,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
 use common::*;
 
@@ -93,20 +93,18 @@ fn an_http_error_is_on_stderr_with_exit_code_1() {
     );
 }
 
-/// Runs `MOCK:danger make a file`, typing `answer` when the approval shows; returns stderr.
-fn typed_approval(answer: &str) -> (Sandbox, String, Option<i32>) {
-    let mock = mock();
-    let sandbox = Sandbox::new();
-    let mut child = claude_command(
-        &sandbox,
-        &mock.base_url(),
-        &["--format", "text", "MOCK:danger make a file"],
-    )
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("spawn bridge");
+/// The approval prompt's start for `provider`'s shell tool.
+const CLAUDE_ASKS: &str = "? allow Bash";
+
+/// Runs `MOCK:danger make a file` through `command` (a `bridge … send` in the text format),
+/// typing `answer` when a line starting with `asks` shows; returns stderr and the exit code.
+fn typed_approval(mut command: Command, asks: &str, answer: &str) -> (String, Option<i32>) {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn bridge");
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
@@ -117,7 +115,7 @@ fn typed_approval(answer: &str) -> (Sandbox, String, Option<i32>) {
     let mut stderr = String::new();
     for line in BufReader::new(child.stderr.take().unwrap()).lines() {
         let line = line.unwrap();
-        if line.starts_with("? allow Bash") {
+        if line.starts_with(asks) {
             // A wrong key first: the bridge says what it takes and keeps waiting.
             writeln!(stdin, "maybe").unwrap();
             writeln!(stdin, "{answer}").unwrap();
@@ -129,17 +127,25 @@ fn typed_approval(answer: &str) -> (Sandbox, String, Option<i32>) {
     let code = child.wait().unwrap().code();
     let stdout = reader.join().unwrap();
     assert!(!stdout.contains("? allow"), "{stdout}");
-    (sandbox, stderr, code)
+    (stderr, code)
+}
+
+/// `bridge claude send --format text "MOCK:danger make a file"`.
+fn claude_danger(sandbox: &Sandbox, mock: &mock_llm::MockServer) -> Command {
+    claude_command(
+        sandbox,
+        &mock.base_url(),
+        &["--format", "text", "MOCK:danger make a file"],
+    )
 }
 
 #[test]
 fn typing_y_allows_the_command() {
-    let (sandbox, stderr, code) = typed_approval("y");
+    let mock = mock();
+    let sandbox = Sandbox::new();
+    let (stderr, code) = typed_approval(claude_danger(&sandbox, &mock), CLAUDE_ASKS, "y");
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(
-        stderr.contains("? allow Bash") && stderr.contains("[y]es"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("[y]es"), "{stderr}");
     assert!(
         stderr.contains("answer y (yes), a (always), n (no)"),
         "{stderr}"
@@ -153,10 +159,32 @@ fn typing_y_allows_the_command() {
 
 #[test]
 fn typing_n_denies_the_command() {
-    let (sandbox, stderr, _) = typed_approval("n");
+    let mock = mock();
+    let sandbox = Sandbox::new();
+    let (stderr, _) = typed_approval(claude_danger(&sandbox, &mock), CLAUDE_ASKS, "n");
     assert!(stderr.contains("  denied (client)"), "{stderr}");
     assert!(
         !sandbox.work().join("mock-created.txt").exists(),
         "the denied command ran:\n{stderr}"
+    );
+}
+
+/// The same typed approval through the ACP engine (the real Qwen Code over `qwen --acp`).
+#[test]
+fn typing_y_allows_the_command_over_acp() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let command = acp::acp_command(
+        acp::Provider::Qwen,
+        &sandbox,
+        &mock.url(),
+        &["--format", "text", "MOCK:danger make a file"],
+    );
+    let (stderr, code) = typed_approval(command, "? allow ", "y");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("  allowed (client)"), "{stderr}");
+    assert!(
+        sandbox.work().join("mock-created.txt").exists(),
+        "the allowed command did not run:\n{stderr}"
     );
 }
