@@ -163,16 +163,7 @@ pub async fn run_send(
                 }),
                 &mut outcome,
             );
-            write(
-                Event::TurnEnd(TurnEnd {
-                    success: false,
-                    stop_reason: StopReason::Error,
-                    session_id: None,
-                    result: None,
-                    error: Some(message),
-                }),
-                &mut outcome,
-            );
+            write(Event::TurnEnd(TurnEnd::failed(None, message)), &mut outcome);
             return outcome;
         }
     };
@@ -223,16 +214,7 @@ pub async fn run_send(
             Event::error(ErrorCode::Internal, message.clone()),
             &mut outcome,
         );
-        write(
-            Event::TurnEnd(TurnEnd {
-                success: false,
-                stop_reason: StopReason::Error,
-                session_id: None,
-                result: None,
-                error: Some(message),
-            }),
-            &mut outcome,
-        );
+        write(Event::TurnEnd(TurnEnd::failed(None, message)), &mut outcome);
     }
     outcome
 }

@@ -266,6 +266,26 @@ pub struct TurnEnd {
     pub error: Option<String>,
 }
 
+impl TurnEnd {
+    /// The end of a turn that failed with `message`.
+    ///
+    /// ```
+    /// use bridge_core::event::{StopReason, TurnEnd};
+    /// let end = TurnEnd::failed(Some("s1".into()), "401".into());
+    /// assert!(!end.success);
+    /// assert_eq!((end.stop_reason, end.error.as_deref()), (StopReason::Error, Some("401")));
+    /// ```
+    pub fn failed(session_id: Option<String>, message: String) -> TurnEnd {
+        TurnEnd {
+            success: false,
+            stop_reason: StopReason::Error,
+            session_id,
+            result: None,
+            error: Some(message),
+        }
+    }
+}
+
 /// Normalized stop reasons.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -14,7 +14,7 @@
 //! * [`TurnUsage`]: per-message usage summed into the turn's;
 //! * [`UnparsedLines`]: warnings about the first non-JSON stdout lines;
 //! * small helpers every normalizer needs: [`str_at`], [`u64_at`], [`u32_at`], [`json_object`],
-//!   [`json_event`], [`failed_end`], [`fail_turn`];
+//!   [`json_event`], [`fail_turn`];
 //! * for normalizer unit tests: [`run_lines`], [`turn_end`] (and [`replay`] for captures).
 
 use std::process::ExitStatus;
@@ -278,27 +278,8 @@ pub fn json_event(cli: &str, line: &str, out: &mut Vec<Event>) -> Option<Value> 
     value
 }
 
-/// The [`TurnEnd`] of a turn that failed with `message`.
-///
-/// ```
-/// use bridge_core::event::StopReason;
-/// use bridge_core::normalize::failed_end;
-/// let end = failed_end(Some("s1".into()), "401".into());
-/// assert!(!end.success);
-/// assert_eq!((end.stop_reason, end.error.as_deref()), (StopReason::Error, Some("401")));
-/// ```
-pub fn failed_end(session_id: Option<String>, message: String) -> TurnEnd {
-    TurnEnd {
-        success: false,
-        stop_reason: StopReason::Error,
-        session_id,
-        result: None,
-        error: Some(message),
-    }
-}
-
 /// Ends the turn as failed: an [`Event::Error`] with `code` and `message`, then the
-/// [`failed_end`] with the same message.
+/// [`TurnEnd::failed`] with the same message.
 ///
 /// ```
 /// use bridge_core::event::{ErrorCode, Event};
@@ -318,7 +299,7 @@ pub fn fail_turn(
         message: message.clone(),
         stderr_tail: None,
     }));
-    out.push(Event::TurnEnd(failed_end(session_id, message)));
+    out.push(Event::TurnEnd(TurnEnd::failed(session_id, message)));
 }
 
 /// The first non-JSON stdout lines of a turn, bounded (at most [`PlainLines::MAX_LINES`] lines
@@ -522,8 +503,9 @@ pub fn run_lines(
 ///
 /// ```
 /// use bridge_core::event::Event;
-/// use bridge_core::normalize::{failed_end, turn_end};
-/// let events = [Event::BlockReset, Event::TurnEnd(failed_end(None, "x".into()))];
+/// use bridge_core::event::TurnEnd;
+/// use bridge_core::normalize::turn_end;
+/// let events = [Event::BlockReset, Event::TurnEnd(TurnEnd::failed(None, "x".into()))];
 /// assert!(!turn_end(&events).success);
 /// ```
 pub fn turn_end(events: &[Event]) -> &TurnEnd {

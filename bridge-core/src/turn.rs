@@ -197,14 +197,8 @@ impl TurnContext {
     pub async fn fail(&self, info: ErrorInfo, session_id: Option<String>) {
         let error = info.message.clone();
         self.emit(Event::Error(info)).await;
-        self.emit(Event::TurnEnd(TurnEnd {
-            success: false,
-            stop_reason: StopReason::Error,
-            session_id,
-            result: None,
-            error: Some(error),
-        }))
-        .await;
+        self.emit(Event::TurnEnd(TurnEnd::failed(session_id, error)))
+            .await;
     }
 }
 
@@ -630,13 +624,7 @@ async fn failure(
         stderr_tail: (!tail.is_empty()).then_some(tail),
     }))
     .await;
-    TurnEnd {
-        success: false,
-        stop_reason: StopReason::Error,
-        session_id,
-        result: None,
-        error: Some(message),
-    }
+    TurnEnd::failed(session_id, message)
 }
 
 #[cfg(test)]

@@ -18,9 +18,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use bridge_core::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind};
+use bridge_core::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind, TurnEnd};
 use bridge_core::lines::{LineItem, LineReader};
-use bridge_core::normalize::{fail_turn, failed_end, str_at};
+use bridge_core::normalize::{fail_turn, str_at};
 use bridge_core::permission::{PermissionRequest, Resolution};
 use bridge_core::process::{ChildProcess, CommandSpec, describe_exit};
 use bridge_core::turn::{TurnContext, interrupted_end};
@@ -1128,7 +1128,7 @@ impl AcpSession {
                 // before it died.
                 let tail = self.child.settled_stderr_tail(Duration::from_secs(1)).await;
                 events.push(Event::Error(error(code, message.clone(), tail)));
-                events.push(Event::TurnEnd(failed_end(session_id, message)));
+                events.push(Event::TurnEnd(TurnEnd::failed(session_id, message)));
                 false
             }
         };
