@@ -115,8 +115,9 @@ impl Redactor {
 /// Each output line is redacted on its own, so a key the model streams as `"sk-an"`, `"t-…"`
 /// would pass line by line. The guard sits in front of the encoder: it redacts each delta
 /// together with the text it held back, and holds back the end of a delta that could be the
-/// start of a secret until the next event shows whether it is. Any other event releases what is
-/// held first, so order is kept and nothing is lost; with no secrets it passes events through.
+/// start of a secret until the next delta of the same kind (answer or thinking) shows whether it
+/// is. Any other event releases what is held first, so nothing is lost and text never moves past
+/// a tool call or the turn's end; with no secrets it passes events through.
 ///
 /// ```
 /// use bridge_core::event::Event;
@@ -141,8 +142,9 @@ impl Redactor {
 /// ```
 #[derive(Debug, Default)]
 pub struct SplitSecretGuard {
-    /// Held-back text and whether it is thinking (else assistant text).
-    held: Option<(bool, String)>,
+    /// Held-back text of the answer (`[0]`) and of the thinking (`[1]`): each is its own
+    /// stream, so a thinking delta between two text pieces does not release a partial key.
+    held: [Option<String>; 2],
 }
 
 impl SplitSecretGuard {
@@ -164,20 +166,19 @@ impl SplitSecretGuard {
 
     /// Appends what is held back (if anything) to `out`.
     pub fn release(&mut self, out: &mut Vec<Event>) {
-        if let Some((thinking, text)) = self.held.take() {
-            out.push(delta(thinking, text));
+        for (held, thinking) in self.held.iter_mut().zip([false, true]) {
+            if let Some(text) = held.take() {
+                out.push(delta(thinking, text));
+            }
         }
     }
 
     fn delta(&mut self, thinking: bool, text: String, redactor: &Redactor, out: &mut Vec<Event>) {
-        let combined = match self.held.take() {
-            Some((held_thinking, mut held)) if held_thinking == thinking => {
-                held.push_str(&text);
-                held
-            }
-            Some((other, held)) => {
-                out.push(delta(other, held));
-                text
+        let held = &mut self.held[usize::from(thinking)];
+        let combined = match held.take() {
+            Some(mut earlier) => {
+                earlier.push_str(&text);
+                earlier
             }
             None => text,
         };
@@ -189,7 +190,7 @@ impl SplitSecretGuard {
         let mut combined = redacted.unwrap_or(combined);
         let keep = redactor.partial_secret_suffix(&combined);
         if keep > 0 {
-            self.held = Some((thinking, combined.split_off(combined.len() - keep)));
+            *held = Some(combined.split_off(combined.len() - keep));
         }
         if !combined.is_empty() {
             out.push(delta(thinking, combined));
@@ -309,11 +310,12 @@ mod tests {
                 text("ask"),
                 text("s-an"),
                 Event::BlockReset,
-                text("tok-6a"),
+                // `tok-6a` could begin the token: it waits for the next answer delta, past
+                // the thinking (its own stream).
                 thinking("so"),
                 thinking("me "),
+                text("tok-6aend"),
                 thinking("s"),
-                text("end"),
             ]
         );
     }
