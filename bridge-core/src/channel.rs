@@ -213,11 +213,10 @@ impl Channel for Transports {
                     channel.send(request, ctx).await;
                 }
                 Err(message) => {
-                    let info = crate::event::ErrorInfo {
-                        code: crate::event::ErrorCode::InvalidRequest,
+                    let info = crate::event::ErrorInfo::new(
+                        crate::event::ErrorCode::InvalidRequest,
                         message,
-                        stderr_tail: None,
-                    };
+                    );
                     ctx.fail(info, request.session_id.clone()).await;
                 }
             }

@@ -156,11 +156,7 @@ pub async fn run_send(
             outcome.invalid_request = true;
             let message = error.to_string();
             write(
-                Event::Error(ErrorInfo {
-                    code: ErrorCode::InvalidRequest,
-                    message: message.clone(),
-                    stderr_tail: None,
-                }),
+                Event::Error(ErrorInfo::new(ErrorCode::InvalidRequest, message.clone())),
                 &mut outcome,
             );
             write(Event::TurnEnd(TurnEnd::failed(None, message)), &mut outcome);

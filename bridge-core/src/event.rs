@@ -224,6 +224,29 @@ pub struct ErrorInfo {
     pub stderr_tail: Option<String>,
 }
 
+impl ErrorInfo {
+    /// An error without a stderr tail.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorInfo {
+            code,
+            message: message.into(),
+            stderr_tail: None,
+        }
+    }
+
+    /// The same error with the CLI's last stderr lines (none when `tail` is empty).
+    ///
+    /// ```
+    /// use bridge_core::event::{ErrorCode, ErrorInfo};
+    /// let e = ErrorInfo::new(ErrorCode::ExitedEarly, "exited").with_stderr_tail(String::new());
+    /// assert_eq!(e.stderr_tail, None);
+    /// ```
+    pub fn with_stderr_tail(mut self, tail: String) -> Self {
+        self.stderr_tail = (!tail.is_empty()).then_some(tail);
+        self
+    }
+}
+
 /// Categories of [`ErrorInfo`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -331,11 +354,7 @@ impl StopReason {
 impl Event {
     /// Shorthand for an [`Event::Error`].
     pub fn error(code: ErrorCode, message: impl Into<String>) -> Event {
-        Event::Error(ErrorInfo {
-            code,
-            message: message.into(),
-            stderr_tail: None,
-        })
+        Event::Error(ErrorInfo::new(code, message))
     }
 
     /// Shorthand for an [`Event::Warning`].

@@ -294,11 +294,7 @@ pub fn fail_turn(
     session_id: Option<String>,
     out: &mut Vec<Event>,
 ) {
-    out.push(Event::Error(ErrorInfo {
-        code,
-        message: message.clone(),
-        stderr_tail: None,
-    }));
+    out.push(Event::Error(ErrorInfo::new(code, message.clone())));
     out.push(Event::TurnEnd(TurnEnd::failed(session_id, message)));
 }
 

@@ -230,11 +230,7 @@ pub async fn run_process_turn(
     let (mut child, mut stderr_lines) = match ChildProcess::spawn_with_stderr_lines(&turn.command) {
         Ok(spawned) => spawned,
         Err(error) => {
-            let info = ErrorInfo {
-                code: ErrorCode::SpawnFailed,
-                message: error.to_string(),
-                stderr_tail: None,
-            };
+            let info = ErrorInfo::new(ErrorCode::SpawnFailed, error.to_string());
             ctx.fail(info, None).await;
             return;
         }
@@ -274,11 +270,7 @@ pub async fn run_process_turn(
     }
 
     let Some(stdout) = child.take_stdout() else {
-        let info = ErrorInfo {
-            code: ErrorCode::Internal,
-            message: "child stdout was not captured".into(),
-            stderr_tail: None,
-        };
+        let info = ErrorInfo::new(ErrorCode::Internal, "child stdout was not captured");
         ctx.fail(info, None).await;
         return;
     };
@@ -475,11 +467,10 @@ pub async fn run_process_turn(
                             .error
                             .clone()
                             .unwrap_or_else(|| format!("{provider} reported a failed turn"));
-                        ctx.emit(Event::Error(with_tail(ErrorInfo {
-                            code: ErrorCode::Provider,
+                        ctx.emit(Event::Error(with_tail(ErrorInfo::new(
+                            ErrorCode::Provider,
                             message,
-                            stderr_tail: None,
-                        })))
+                        ))))
                         .await;
                     }
                     TurnEnd {
@@ -618,11 +609,9 @@ async fn failure(
     session_id: Option<String>,
 ) -> TurnEnd {
     let tail = child.settled_stderr_tail(Duration::from_secs(1)).await;
-    ctx.emit(Event::Error(ErrorInfo {
-        code,
-        message: message.clone(),
-        stderr_tail: (!tail.is_empty()).then_some(tail),
-    }))
+    ctx.emit(Event::Error(
+        ErrorInfo::new(code, message.clone()).with_stderr_tail(tail),
+    ))
     .await;
     TurnEnd::failed(session_id, message)
 }

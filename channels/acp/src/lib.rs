@@ -355,14 +355,13 @@ pub async fn run_turn(
     ctx: TurnContext,
 ) {
     if let (Some(id), Some(reason)) = (&request.session_id, provider.resume_broken) {
-        let info = ErrorInfo {
-            code: ErrorCode::Provider,
-            message: format!(
+        let info = ErrorInfo::new(
+            ErrorCode::Provider,
+            format!(
                 "{} cannot resume session {id} over ACP: {reason}",
                 provider.probe.display_name
             ),
-            stderr_tail: None,
-        };
+        );
         ctx.fail(info, Some(id.clone())).await;
         return;
     }
@@ -398,11 +397,7 @@ pub async fn run_launch(launch: Launch, request: Request, ctx: TurnContext) {
         Err(message) => {
             let id = session.session_id().to_string();
             session.terminate(&ctx).await;
-            let info = ErrorInfo {
-                code: ErrorCode::InvalidRequest,
-                message,
-                stderr_tail: None,
-            };
+            let info = ErrorInfo::new(ErrorCode::InvalidRequest, message);
             ctx.fail(info, Some(id)).await;
             return;
         }
@@ -462,16 +457,15 @@ impl Channel for AcpChannel {
                 } else {
                     format!(" or set {}", probe.env_overrides.join(" / "))
                 };
-                let info = ErrorInfo {
-                    code: ErrorCode::CliNotFound,
-                    message: format!(
+                let info = ErrorInfo::new(
+                    ErrorCode::CliNotFound,
+                    format!(
                         "{} (`{}`) not found on PATH or in the usual install directories; install it with `{}`{overrides}",
                         probe.display_name,
                         probe.binaries.first().copied().unwrap_or(probe.id),
                         probe.pinned_install_hint()
                     ),
-                    stderr_tail: None,
-                };
+                );
                 ctx.fail(info, request.session_id.clone()).await;
                 return;
             };

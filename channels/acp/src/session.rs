@@ -196,11 +196,7 @@ impl std::fmt::Debug for AcpSession {
 }
 
 fn error(code: ErrorCode, message: String, stderr_tail: String) -> ErrorInfo {
-    ErrorInfo {
-        code,
-        message,
-        stderr_tail: (!stderr_tail.is_empty()).then_some(stderr_tail),
-    }
+    ErrorInfo::new(code, message).with_stderr_tail(stderr_tail)
 }
 
 /// Reads the handshake deadline from `BRIDGE_ACP_HANDSHAKE_TIMEOUT` (seconds, decimals allowed).
@@ -231,19 +227,13 @@ impl AcpSession {
         config: SessionConfig,
         ctx: &TurnContext,
     ) -> Result<AcpSession, Option<ErrorInfo>> {
-        let mut child = ChildProcess::spawn(command).map_err(|e| {
-            Some(ErrorInfo {
-                code: ErrorCode::SpawnFailed,
-                message: e.to_string(),
-                stderr_tail: None,
-            })
-        })?;
+        let mut child = ChildProcess::spawn(command)
+            .map_err(|e| Some(ErrorInfo::new(ErrorCode::SpawnFailed, e.to_string())))?;
         let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
-            return Err(Some(ErrorInfo {
-                code: ErrorCode::Internal,
-                message: "the agent's stdin/stdout were not captured".into(),
-                stderr_tail: None,
-            }));
+            return Err(Some(ErrorInfo::new(
+                ErrorCode::Internal,
+                "the agent's stdin/stdout were not captured",
+            )));
         };
         let (writer, mut outbox) = mpsc::channel::<Vec<u8>>(64);
         tokio::spawn(async move {

@@ -479,14 +479,13 @@ impl Channel for CodexChannel {
         Box::pin(async move {
             let resolution = sdk_probe::resolve(&PROBE, &sdk_probe::ProbeEnv::from_process());
             let Some(resolved) = resolution.found else {
-                let info = ErrorInfo {
-                    code: ErrorCode::CliNotFound,
-                    message: format!(
+                let info = ErrorInfo::new(
+                    ErrorCode::CliNotFound,
+                    format!(
                         "Codex CLI (`codex`) not found on PATH or in the usual install directories; install it with `{}` or set CODEX_PATH",
                         PROBE.pinned_install_hint()
                     ),
-                    stderr_tail: None,
-                };
+                );
                 ctx.fail(info, request.session_id.clone()).await;
                 return;
             };
@@ -500,11 +499,7 @@ impl Channel for CodexChannel {
             let images = match materialize_images(&request.attachments) {
                 Ok(images) => images,
                 Err(message) => {
-                    let info = ErrorInfo {
-                        code: ErrorCode::InvalidRequest,
-                        message,
-                        stderr_tail: None,
-                    };
+                    let info = ErrorInfo::new(ErrorCode::InvalidRequest, message);
                     ctx.fail(info, request.session_id.clone()).await;
                     return;
                 }

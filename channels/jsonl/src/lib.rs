@@ -330,11 +330,7 @@ impl Channel for OneShotChannel {
         let spec = self.spec;
         Box::pin(async move {
             let env = ProbeEnv::from_process();
-            let fail = |code, message| ErrorInfo {
-                code,
-                message,
-                stderr_tail: None,
-            };
+            let fail = |code, message| ErrorInfo::new(code, message);
             let located = match (spec.locate)(&spec.probe, &env) {
                 Ok(located) => located,
                 Err(message) => {
