@@ -44,11 +44,19 @@ fn the_answer_alone_is_on_stdout_and_the_session_on_stderr() {
     let r = run(&sandbox, &mock.base_url(), &["MOCK:text say hello"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(r.stdout, format!("{}\n", mock_llm::scenario::HELLO_TEXT));
+    // `session <id> · <in> in / <out> out tokens[ · $cost]`
     let last = r.stderr.lines().last().unwrap_or_default();
-    let id = last
-        .strip_prefix("session ")
+    let mut parts = last.split(" · ");
+    let id = parts
+        .next()
+        .and_then(|p| p.strip_prefix("session "))
         .expect("the session id to resume");
     assert_eq!(id.len(), 36, "{last}");
+    let tokens = parts.next().expect("the token use");
+    assert!(
+        tokens.ends_with(" out tokens") && tokens.contains(" in / "),
+        "{last}"
+    );
     assert!(!r.stderr.contains("[MESSAGE"), "{}", r.stderr);
 }
 

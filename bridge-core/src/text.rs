@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::driver::Sink;
-use crate::event::{ErrorInfo, Event, StatusKind, ToolResult, ToolUse, TurnEnd};
+use crate::event::{ErrorInfo, Event, StatusKind, ToolResult, ToolUse, TurnEnd, Usage, UsageScope};
 use crate::permission::{DecisionKind, EffectiveDecision, PermissionRequest, RequestKind};
 use crate::redact::Redactor;
 
@@ -105,6 +105,9 @@ pub struct TextSink<O: Write, E: Write> {
     err_in_thinking: bool,
     /// Something was written to `out` in this turn.
     answered: bool,
+    /// The turn's token use: its `turn` usage, else the sum of its messages'.
+    turn_usage: Option<Usage>,
+    message_usage: Option<Usage>,
 }
 
 impl<O: Write, E: Write> TextSink<O, E> {
@@ -119,6 +122,8 @@ impl<O: Write, E: Write> TextSink<O, E> {
             out_at_line_start: true,
             err_in_thinking: false,
             answered: false,
+            turn_usage: None,
+            message_usage: None,
         }
     }
 
@@ -297,10 +302,44 @@ impl<O: Write, E: Write> TextSink<O, E> {
         }
         self.end_answer_line()?;
         self.end_thinking()?;
-        if let Some(id) = &end.session_id {
-            self.note("2", &format!("session {id}"))?;
+        let usage = self.turn_usage.as_ref().or(self.message_usage.as_ref());
+        let mut summary: Vec<String> = end
+            .session_id
+            .iter()
+            .map(|id| format!("session {id}"))
+            .collect();
+        if let Some(usage) = usage {
+            let input = usage.input_tokens
+                + usage.cache_read_input_tokens
+                + usage.cache_creation_input_tokens;
+            summary.push(format!("{input} in / {} out tokens", usage.output_tokens));
+            if let Some(cost) = usage.cost_usd.filter(|c| *c > 0.0) {
+                summary.push(format!("${cost:.4}"));
+            }
+        }
+        if !summary.is_empty() {
+            self.note("2", &summary.join(" · "))?;
         }
         Ok(())
+    }
+
+    fn usage(&mut self, usage: &Usage) {
+        match usage.scope {
+            UsageScope::Turn => self.turn_usage = Some(usage.clone()),
+            UsageScope::Message => match &mut self.message_usage {
+                Some(sum) => {
+                    sum.input_tokens += usage.input_tokens;
+                    sum.output_tokens += usage.output_tokens;
+                    sum.cache_read_input_tokens += usage.cache_read_input_tokens;
+                    sum.cache_creation_input_tokens += usage.cache_creation_input_tokens;
+                    sum.cost_usd = match (sum.cost_usd, usage.cost_usd) {
+                        (None, None) => None,
+                        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+                    };
+                }
+                None => self.message_usage = Some(usage.clone()),
+            },
+        }
     }
 }
 
@@ -329,9 +368,12 @@ impl<O: Write, E: Write> Sink for TextSink<O, E> {
             Event::PermissionDecision(decision) => self.permission_decision(decision),
             Event::Error(error) => self.error(error),
             Event::TurnEnd(end) => self.turn_end(end),
+            Event::Usage(usage) => {
+                self.usage(usage);
+                Ok(())
+            }
             Event::TurnStart { .. }
             | Event::SessionId { .. }
-            | Event::Usage(_)
             | Event::Message { .. }
             | Event::Raw { .. } => Ok(()),
         }
@@ -472,6 +514,24 @@ mod tests {
                 code: "untested_version".into(),
                 message: "Claude Code 9.0.0 is newer than tested".into(),
             },
+            Event::Usage(Usage {
+                scope: UsageScope::Message,
+                input_tokens: 10,
+                output_tokens: 5,
+                cache_read_input_tokens: 100,
+                cache_creation_input_tokens: 0,
+                reasoning_tokens: None,
+                cost_usd: None,
+            }),
+            Event::Usage(Usage {
+                scope: UsageScope::Turn,
+                input_tokens: 12,
+                output_tokens: 7,
+                cache_read_input_tokens: 200,
+                cache_creation_input_tokens: 3,
+                reasoning_tokens: None,
+                cost_usd: Some(0.01234),
+            }),
             Event::TurnEnd(TurnEnd {
                 success: true,
                 stop_reason: StopReason::EndTurn,
