@@ -461,3 +461,35 @@ fn image_attachments_reach_the_model_as_image_blocks() {
         "{content:?}"
     );
 }
+
+/// The model repeats the API key it was shown, streamed three characters a delta through the
+/// real CLI: no single line holds the whole key, and the text the client puts together shows
+/// `[redacted]` in both formats.
+#[test]
+fn a_key_the_model_streams_in_pieces_is_redacted() {
+    let mock = Mock::start();
+    for format in ["markers", "jsonl"] {
+        let sandbox = Sandbox::new();
+        let out = run_with_stdin(
+            claude_command(&sandbox, &mock.url(), &["--format", format]),
+            &request(&format!("MOCK:spell my key is {CANARY_KEY} ok")),
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stdout.contains(CANARY_KEY) && !stderr.contains(CANARY_KEY));
+        let deltas: Vec<String> = if format == "markers" {
+            stdout
+                .lines()
+                .filter_map(|l| l.strip_prefix("[CONTENT_DELTA] "))
+                .map(|p| serde_json::from_str(p).unwrap())
+                .collect()
+        } else {
+            of_type(&jsonl_events(&stdout), "text_delta")
+                .iter()
+                .map(|e| e["text"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert!(deltas.len() > 5, "streamed in pieces: {stdout}");
+        assert_eq!(deltas.concat(), "my key is [redacted] ok", "{stdout}");
+    }
+}

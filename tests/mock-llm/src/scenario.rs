@@ -77,6 +77,10 @@ pub const BUILTIN_SCENARIOS: &[(&str, &str)] = &[
         "recall",
         "text: the number of messages and every user-typed text (trimmed, 60 chars each)",
     ),
+    (
+        "spell",
+        "text: the rest of the latest user text after `MOCK:spell `, streamed 3 characters a delta",
+    ),
     ("ask", "an AskUserQuestion tool call; then a final text"),
     ("plan", "an ExitPlanMode tool call; then a final text"),
     ("err401", "HTTP 401 authentication_error"),
@@ -561,6 +565,16 @@ fn builtin_turn(name: &str, conv: &Conversation, settings: &Settings) -> Turn {
                 conv.message_count,
                 seen.join(", ")
             ))
+        }
+        "spell" => {
+            let latest = conv.latest_user_text.clone().unwrap_or_default();
+            let rest = latest
+                .split_once("MOCK:spell")
+                .map_or("", |(_, rest)| rest)
+                .trim();
+            let chars: Vec<char> = rest.chars().collect();
+            let deltas = chars.chunks(3).map(|c| c.iter().collect()).collect();
+            Turn::end_turn(vec![Step::Text(deltas)])
         }
         "slow" => {
             let deltas = (0..settings.slow_deltas)
