@@ -151,16 +151,6 @@ mod tests {
         (built.args(), built)
     }
 
-    fn env_of(built: &OneShotTurn) -> Vec<(String, String)> {
-        built
-            .turn
-            .command
-            .env
-            .iter()
-            .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
-            .collect()
-    }
-
     #[test]
     fn a_plain_turn_presets_the_session_and_sends_the_prompt_on_stdin() {
         let (args, built) = build(
@@ -178,7 +168,7 @@ mod tests {
         );
         assert_eq!(built.stdin_prompt(), Some("-p hi"));
         assert_eq!(
-            env_of(&built),
+            built.env_vars(),
             [
                 ("COPILOT_ALLOW_ALL".into(), "false".into()),
                 ("COPILOT_AUTO_UPDATE".into(), "false".into())
@@ -213,7 +203,7 @@ mod tests {
         );
         assert!(!args.iter().any(|a| a.contains("sk-secret")));
         assert_eq!(
-            env_of(&built),
+            built.env_vars(),
             [
                 ("COPILOT_OFFLINE".into(), "true".into()),
                 (
@@ -264,6 +254,10 @@ mod tests {
             ]
         );
         assert_eq!(built.warning_codes(), ["attachment_skipped"]);
-        assert!(!env_of(&built).contains(&("COPILOT_ALLOW_ALL".into(), "false".into())));
+        assert!(
+            !built
+                .env_vars()
+                .contains(&("COPILOT_ALLOW_ALL".into(), "false".into()))
+        );
     }
 }

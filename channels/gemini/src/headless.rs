@@ -180,13 +180,7 @@ mod tests {
             ]
         );
         assert!(!args.iter().any(|a| a.contains("canary")));
-        let env: Vec<(String, String)> = launch
-            .turn
-            .command
-            .env
-            .iter()
-            .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
-            .collect();
+        let env = launch.env_vars();
         assert!(env.contains(&(BASE_URL_ENV.into(), "http://127.0.0.1:9".into())));
         assert!(env.contains(&(API_KEY_ENV.into(), "canary-secret".into())));
         assert!(launch.warning_codes().is_empty());

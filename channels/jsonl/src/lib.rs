@@ -124,6 +124,21 @@ impl OneShotTurn {
             .map(|(_, v)| v.to_string_lossy().into_owned())
     }
 
+    /// Every variable the turn sets, in the order it sets them.
+    pub fn env_vars(&self) -> Vec<(String, String)> {
+        self.turn
+            .command
+            .env
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
+            .collect()
+    }
+
     /// The prompt the turn writes to the CLI's stdin, when stdin is piped and closed right
     /// after it (as [`stdin_prompt_turn`] does); `None` for any other stdin.
     pub fn stdin_prompt(&self) -> Option<&str> {
