@@ -240,9 +240,11 @@ impl<O: Write, E: Write> TextSink<O, E> {
                     .unwrap_or_else(|| input_summary(&request.input));
                 format!("{} {summary}", request.tool_name)
             }
-            RequestKind::Question => format!("{} asks: {}", request.tool_name, {
+            RequestKind::Question => format!(
+                "{} asks: {}",
+                request.tool_name,
                 input_summary(&request.input)
-            }),
+            ),
             RequestKind::PlanApproval => "leave plan mode and carry out the plan".to_string(),
         };
         let line = match &self.approvals {
