@@ -2,7 +2,7 @@
 //! same lines (the floor any normalizer pays). Report the ratio, not absolute times.
 //!
 //! The transcript is the recorded real Gemini ACP approval turn
-//! (`shared/captures/gemini-acp-allow.stdout`) repeated until it has at least 100 000 lines.
+//! (`tests/corpus/gemini/<version>/acp-allow.stdout`) repeated until it has at least 100 000 lines.
 
 use std::hint::black_box;
 

@@ -1,5 +1,5 @@
 //! The ACP normalizer replayed over every recorded real-CLI ACP transcript
-//! (`shared/captures/gemini-acp-*.stdout`: Gemini CLI 0.61.0, an approval allowed, rejected, and
+//! (`tests/corpus/gemini/0.61.0/acp-*.stdout`: Gemini CLI 0.61.0, an approval allowed, rejected, and
 //! a turn cancelled mid-stream), snapshotted in both wire formats.
 
 use bridge_acp::normalize::replay;

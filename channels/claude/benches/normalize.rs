@@ -1,7 +1,7 @@
 //! Normalizer throughput on a large Claude transcript, against bare `serde_json` parsing of the
 //! same lines (the floor any normalizer pays). Report the ratio, not absolute times.
 //!
-//! The transcript is the recorded real tool turn (`shared/captures/claude-tool-partial.stdout`)
+//! The transcript is the recorded real tool turn (`tests/corpus/claude/<version>/tool-partial.stdout`)
 //! repeated until it has at least 100 000 lines.
 
 use bridge_channel_claude::ClaudeNormalizer;

@@ -1,4 +1,4 @@
-//! Replays the recorded real-CLI transcripts in `../shared/captures/claude-*.stdout` through the
+//! Replays the recorded real-CLI transcripts in `tests/corpus/claude/<version>/*.stdout` through the
 //! normalizer and snapshots what users would see, in both wire formats.
 
 use std::path::PathBuf;
@@ -20,7 +20,7 @@ fn snapshots(events: &[Event]) -> WireSnapshots {
 
 #[test]
 fn every_claude_capture_normalizes_to_a_stable_event_stream() {
-    for name in captures::names_at_least("claude-", 30) {
+    for name in captures::names_at_least("claude", 30) {
         let events = normalize(&captures::stdout(&name));
         captures::assert_wire_snapshots!(&name, snapshots(&events));
     }

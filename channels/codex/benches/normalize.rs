@@ -1,7 +1,7 @@
 //! Normalizer throughput on a large Codex transcript, against bare `serde_json` parsing of the
 //! same lines (the floor any normalizer pays). Report the ratio, not absolute times.
 //!
-//! The transcript is the recorded real tool turn (`shared/captures/codex-tool-bypass.stdout`)
+//! The transcript is the recorded real tool turn (`tests/corpus/codex/<version>/tool-bypass.stdout`)
 //! plus the plan and web-search turns, repeated until it has at least 100 000 lines. Each
 //! repetition's `turn.completed` would end the turn, so every turn gets a fresh normalizer, as
 //! every `codex exec` process does.

@@ -1,4 +1,4 @@
-//! Replays the recorded real-CLI transcripts in `../shared/captures/codex-*.stdout` (Codex CLI
+//! Replays the recorded real-CLI transcripts in `tests/corpus/codex/<version>/*.stdout` (Codex CLI
 //! 0.171.0, `codex exec --json`) through the normalizer and snapshots what users would see, in
 //! both wire formats.
 
@@ -48,7 +48,7 @@ fn normalize(name: &str, text: &str) -> Vec<Event> {
 
 #[test]
 fn every_codex_capture_normalizes_to_a_stable_event_stream() {
-    for name in captures::names_at_least("codex-", 30) {
+    for name in captures::names_at_least("codex", 30) {
         let events = normalize(&name, &captures::stdout(&name));
         captures::assert_wire_snapshots!(&name, &events, MarkerDialect::THREAD);
     }

@@ -1,4 +1,4 @@
-//! Replays the recorded real-CLI transcripts in `../shared/captures/copilot-*.stdout` (Copilot
+//! Replays the recorded real-CLI transcripts in `tests/corpus/copilot/<version>/*.stdout` (Copilot
 //! CLI 1.0.102 `--output-format json`, BYOK against the reference mock, OpenAI and Anthropic
 //! provider types) through the `json` transport's normalizer and snapshots what users would
 //! see, in both wire formats. The turn is finished with the exit code the CLI had (1 for the
@@ -32,7 +32,7 @@ fn end_of(events: &[Event]) -> &TurnEnd {
 
 #[test]
 fn every_copilot_capture_normalizes_to_a_stable_event_stream() {
-    for name in captures::names_at_least("copilot-", 12) {
+    for name in captures::names_at_least("copilot", 12) {
         let events = normalize(&name);
         let turn_ends = events
             .iter()

@@ -1,7 +1,7 @@
 //! Gemini CLI headless `--output-format stream-json` output → [`Event`]s.
 //!
 //! Facts this relies on (Gemini CLI 0.61.0: its bundled `nonInteractiveCli`, the captures
-//! `shared/captures/gemini-*.stdout` and `shared/reference/real-clis-anthropic-gemini.md` §3):
+//! `tests/corpus/gemini/<version>/*.stdout` and `shared/reference/real-clis-anthropic-gemini.md` §3):
 //!
 //! * one JSON object per line: `init {session_id, model}` first, then the prompt echoed as
 //!   `message {role:"user"}`, the answer as `message {role:"assistant", content, delta:true}`

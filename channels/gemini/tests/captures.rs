@@ -1,4 +1,4 @@
-//! Replays the recorded real-CLI transcripts `../shared/captures/gemini-*.stdout` that are
+//! Replays the recorded real-CLI transcripts `tests/corpus/gemini/<version>/*.stdout` that are
 //! stream-json (Gemini CLI 0.61.0 headless against the reference mock) through the JSON
 //! normalizer and snapshots what users would see, in both wire formats. Each turn is finished
 //! with the exit code the CLI had (the API errors exit with the HTTP status mod 256, the
@@ -27,7 +27,7 @@ fn exit_code(name: &str) -> i32 {
 /// Captures in the stream-json format (or with an empty stdout: startup failures of a
 /// stream-json run). The others are ACP transcripts, `--output-format json` and text output.
 fn capture_names() -> Vec<String> {
-    captures::names("gemini-")
+    captures::names("gemini")
         .into_iter()
         .filter(|n| {
             let stdout = captures::read(n, "stdout");

@@ -1,4 +1,4 @@
-//! Replays the recorded real-CLI transcripts in `../shared/captures/grok-*.stdout`
+//! Replays the recorded real-CLI transcripts in `tests/corpus/grok-cli/<version>/*.stdout`
 //! (`@vibe-kit/grok-cli` 0.0.34 against the reference mock; every run exited 0) through the
 //! normalizer and snapshots what users would see, in both wire formats.
 
@@ -22,7 +22,7 @@ fn run(name: &str) -> (Vec<Event>, TurnEnd) {
 
 #[test]
 fn every_grok_capture_normalizes_to_a_stable_event_stream() {
-    for name in captures::names_at_least("grok-", 8) {
+    for name in captures::names_at_least("grok-cli", 8) {
         let (events, _) = run(&name);
         captures::assert_wire_snapshots!(&name, &events, MarkerDialect::SESSION);
     }
@@ -31,9 +31,9 @@ fn every_grok_capture_normalizes_to_a_stable_event_stream() {
 #[test]
 fn api_errors_fail_although_the_cli_exited_zero() {
     for (capture, message) in [
-        ("grok-err401", "401 Incorrect API key"),
-        ("grok-err429", "429 Rate limit"),
-        ("grok-err500", "500 The server had an error"),
+        ("grok-cli-err401", "401 Incorrect API key"),
+        ("grok-cli-err429", "429 Rate limit"),
+        ("grok-cli-err500", "500 The server had an error"),
     ] {
         let (_, end) = run(capture);
         assert!(!end.success, "{capture}");
@@ -48,11 +48,11 @@ fn api_errors_fail_although_the_cli_exited_zero() {
 #[test]
 fn successful_captures_end_with_the_last_assistant_text() {
     for (capture, result) in [
-        ("grok-text", "Hello from the mock model."),
-        ("grok-reasoning", "Hello from the mock model."),
-        ("grok-failed", "Hello from the mock model."),
-        ("grok-tool", "The tool returned: hello"),
-        ("grok-write", "The tool returned: hello"),
+        ("grok-cli-text", "Hello from the mock model."),
+        ("grok-cli-reasoning", "Hello from the mock model."),
+        ("grok-cli-failed", "Hello from the mock model."),
+        ("grok-cli-tool", "The tool returned: hello"),
+        ("grok-cli-write", "The tool returned: hello"),
     ] {
         let (events, end) = run(capture);
         assert!(end.success, "{capture}");
@@ -63,7 +63,7 @@ fn successful_captures_end_with_the_last_assistant_text() {
             .any(|e| matches!(e, Event::ThinkingDelta { .. }));
         assert!(!thinking, "the CLI drops reasoning");
     }
-    let (events, _) = run("grok-tool");
+    let (events, _) = run("grok-cli-tool");
     let ids: Vec<(String, String)> = events
         .iter()
         .filter_map(|e| match e {

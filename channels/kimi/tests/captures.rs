@@ -1,4 +1,4 @@
-//! Replays the recorded real-CLI transcripts in `../shared/captures/kimi-*.stdout` and their
+//! Replays the recorded real-CLI transcripts in `tests/corpus/kimi/<version>/*.stdout` and their
 //! `.stderr` (`kimi --print --output-format stream-json`, kimi-cli 1.51.0 against the reference
 //! mock) through the normalizer and snapshots what users would see, in both wire formats. Each
 //! turn is finished with the exit code the CLI had: 1 for the 401, 75 for the retryable 429 and
@@ -38,7 +38,7 @@ fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
 
 #[test]
 fn every_kimi_capture_normalizes_to_a_stable_event_stream() {
-    for name in captures::names_at_least("kimi-", 8) {
+    for name in captures::names_at_least("kimi", 8) {
         let (events, _) = end_of(&name);
         captures::assert_wire_snapshots!(&name, &events, MarkerDialect::SESSION);
     }

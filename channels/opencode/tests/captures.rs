@@ -1,4 +1,4 @@
-//! Replays the recorded real-CLI transcripts in `../shared/captures/opencode-*.stdout`
+//! Replays the recorded real-CLI transcripts in `tests/corpus/opencode/<version>/*.stdout`
 //! (`opencode run --format json`, opencode 1.18.33 against the reference mock) through the
 //! normalizer and snapshots what users would see, in both wire formats. Each turn is finished
 //! with the exit the CLI had: 1 for the API errors and the unknown session, a kill for the
@@ -38,7 +38,7 @@ fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
 
 #[test]
 fn every_opencode_capture_normalizes_to_a_stable_event_stream() {
-    for name in captures::names_at_least("opencode-", 14) {
+    for name in captures::names_at_least("opencode", 14) {
         let (events, _) = end_of(&name);
         captures::assert_wire_snapshots!(&name, &events, MarkerDialect::SESSION);
     }

@@ -1,7 +1,7 @@
 //! Normalizer throughput on pi's token-level stream, against bare `serde_json` parsing of the
 //! same lines (the floor any normalizer pays). Report the ratio, not absolute times.
 //!
-//! The transcript is the recorded real pi 0.73.1 turns `shared/captures/pi-text.stdout`,
+//! The transcript is the recorded real pi 0.73.1 turns `tests/corpus/pi/<version>/text.stdout`,
 //! `pi-reasoning.stdout` and `pi-tool.stdout` (one `message_update` line per token, each
 //! repeating the whole partial message), repeated until it has at least 100 000 lines.
 

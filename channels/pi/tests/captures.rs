@@ -1,4 +1,4 @@
-//! Replays the recorded real-CLI transcripts in `../shared/captures/pi-*.stdout` (pi 0.73.1
+//! Replays the recorded real-CLI transcripts in `tests/corpus/pi/<version>/*.stdout` (pi 0.73.1
 //! against the reference mock, Chat Completions and Responses) through the normalizer and
 //! snapshots what users would see, in both wire formats. The turn is finished with the exit code
 //! the CLI had (0 for all of them but `pi-resume-badid`, which exits 1): pi exits 0 after API
@@ -23,7 +23,7 @@ fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
 
 #[test]
 fn every_pi_capture_normalizes_to_a_stable_event_stream() {
-    for name in captures::names_at_least("pi-", 13) {
+    for name in captures::names_at_least("pi", 13) {
         let (events, _) = end_of(&name);
         captures::assert_wire_snapshots!(&name, &events, MarkerDialect::SESSION);
     }

@@ -1,4 +1,4 @@
-//! Replays the recorded real-CLI transcripts in `../shared/captures/qwen-*.stdout` (Qwen Code
+//! Replays the recorded real-CLI transcripts in `tests/corpus/qwen/<version>/*.stdout` (Qwen Code
 //! 0.15.10 `--output-format stream-json` against the reference mock) through the `json`
 //! transport's normalizer (the Claude normalizer with Qwen's dialect) and snapshots what users
 //! would see, in both wire formats.
@@ -23,7 +23,7 @@ fn turn_end(events: &[Event]) -> Option<&TurnEnd> {
 
 #[test]
 fn every_qwen_capture_normalizes_to_a_stable_event_stream() {
-    for name in captures::names_at_least("qwen-", 13) {
+    for name in captures::names_at_least("qwen", 13) {
         let events = normalize(&name);
         // `[MESSAGE]` payloads of `init` carry tool lists and paths: cut long ones (the typed
         // JSONL snapshot is complete).

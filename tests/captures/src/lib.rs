@@ -1,12 +1,12 @@
-//! The recorded real-CLI outputs (`shared/captures/<name>.stdout`, `.stderr`, …, next to the
-//! repository), for the channel crates' normalizer snapshot tests and benches: one place that
+//! The recorded real-CLI outputs of the project's corpus (`tests/corpus/<provider>/<version>/
+//! <scenario>.stdout`, `.stderr`, …), for the channel crates' normalizer snapshot tests and benches: one place that
 //! knows where they are, how they are named, how a replayed capture is snapshotted
 //! ([`assert_wire_snapshots!`]) and how a benchmark transcript is built from them ([`mod@bench`]).
 //!
 //! ```no_run
 //! use bridge_core::encode::MarkerDialect;
 //!
-//! for name in captures::names_at_least("pi-", 1) {
+//! for name in captures::names_at_least("pi", 1) {
 //!     let events = captures::normalize_lines("pi", &mut MyNormalizer, &captures::stdout(&name));
 //!     captures::assert_wire_snapshots!(&name, &events, MarkerDialect::SESSION);
 //! }
@@ -36,24 +36,113 @@ pub use snapshot::WireSnapshots;
 #[doc(hidden)]
 pub use insta;
 
-/// The captures directory (`../shared/captures` from the repository root).
+/// The corpus directory, `tests/corpus` of the repository: one directory per provider, one
+/// per CLI version inside it (`tests/corpus/README.md`).
 pub fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus")
 }
 
-/// The names (without extension) of the captures whose name starts with `prefix` and that have
-/// a `.stdout` file, sorted.
+/// The CLI version whose captures are named without a version: the one the e2e suite runs
+/// (`tests/corpus/versions`, checked against `tests/install-clis.sh` by a test).
 ///
 /// # Panics
-/// When the captures directory is missing (the tests need it).
-pub fn names(prefix: &str) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir())
+/// When the provider has no line in `tests/corpus/versions`.
+pub fn pinned_version(provider: &str) -> String {
+    let path = dir().join("versions");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{} is present: {e}", path.display()));
+    pinned_versions(&text)
+        .into_iter()
+        .find(|(p, _)| p == provider)
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("{}: no line for provider {provider}", path.display()))
+}
+
+/// The `(provider, version)` lines of a `versions` file (`#` starts a comment).
+pub fn pinned_versions(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            Some((words.next()?.to_string(), words.next()?.to_string()))
+        })
+        .collect()
+}
+
+/// The CLI versions recorded for `provider`, sorted.
+pub fn versions(provider: &str) -> Vec<String> {
+    let mut versions: Vec<String> = std::fs::read_dir(dir().join(provider))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    versions.sort();
+    versions
+}
+
+/// The name of `provider`'s capture `scenario` recorded with CLI `version`:
+/// `<provider>-<scenario>` for the pinned version, `<provider>@<version>-<scenario>` for others.
+pub fn name(provider: &str, version: &str, scenario: &str) -> String {
+    if version == pinned_version(provider) {
+        format!("{provider}-{scenario}")
+    } else {
+        format!("{provider}@{version}-{scenario}")
+    }
+}
+
+/// The file of capture `name` with `extension`: the provider directory is the longest one
+/// whose id starts the name (so `grok-cli-text` is grok-cli's, not grok's).
+fn path(name: &str, extension: &str) -> PathBuf {
+    let mut providers: Vec<String> = std::fs::read_dir(dir())
         .unwrap_or_else(|e| panic!("{} is present: {e}", dir().display()))
         .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(prefix) && n.ends_with(".stdout"))
-        .map(|n| n.trim_end_matches(".stdout").to_string())
         .collect();
+    providers.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for provider in providers {
+        let Some(rest) = name.strip_prefix(provider.as_str()) else {
+            continue;
+        };
+        let (version, scenario) = if let Some(scenario) = rest.strip_prefix('-') {
+            (pinned_version(&provider), scenario)
+        } else if let Some(versioned) = rest.strip_prefix('@') {
+            match versioned.split_once('-') {
+                Some((version, scenario)) => (version.to_string(), scenario),
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        return dir()
+            .join(&provider)
+            .join(version)
+            .join(format!("{scenario}.{extension}"));
+    }
+    panic!(
+        "{name}: no provider directory in {} names it",
+        dir().display()
+    )
+}
+
+/// The names of every capture of `provider` (every recorded version) that has a `.stdout`
+/// file, sorted ([`name`] says how they are spelt).
+pub fn names(provider: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for version in versions(provider) {
+        let version_dir = dir().join(provider).join(&version);
+        let entries = std::fs::read_dir(&version_dir)
+            .unwrap_or_else(|e| panic!("{} is readable: {e}", version_dir.display()));
+        for entry in entries.filter_map(|e| e.ok()) {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            if let Some(scenario) = file.strip_suffix(".stdout") {
+                names.push(name(provider, &version, scenario));
+            }
+        }
+    }
     names.sort();
     names
 }
@@ -62,12 +151,12 @@ pub fn names(prefix: &str) -> Vec<String> {
 /// and the snapshot test would pass without testing them.
 ///
 /// # Panics
-/// When fewer captures start with `prefix`.
-pub fn names_at_least(prefix: &str, at_least: usize) -> Vec<String> {
-    let names = names(prefix);
+/// When `provider` has fewer captures.
+pub fn names_at_least(provider: &str, at_least: usize) -> Vec<String> {
+    let names = names(provider);
     assert!(
         names.len() >= at_least,
-        "expected at least {at_least} {prefix}* captures, found {names:?}"
+        "expected at least {at_least} {provider} captures, found {names:?}"
     );
     names
 }
@@ -75,7 +164,7 @@ pub fn names_at_least(prefix: &str, at_least: usize) -> Vec<String> {
 /// The text of capture `name`'s `extension` file (`stdout`, `stderr`, `stdin`); empty when it
 /// does not exist.
 pub fn read(name: &str, extension: &str) -> String {
-    std::fs::read_to_string(dir().join(format!("{name}.{extension}"))).unwrap_or_default()
+    std::fs::read_to_string(path(name, extension)).unwrap_or_default()
 }
 
 /// The text of capture `name`'s `extension` file, which the test needs.
@@ -83,7 +172,7 @@ pub fn read(name: &str, extension: &str) -> String {
 /// # Panics
 /// When the file does not exist.
 pub fn read_required(name: &str, extension: &str) -> String {
-    let path = dir().join(format!("{name}.{extension}"));
+    let path = path(name, extension);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

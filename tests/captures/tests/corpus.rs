@@ -1,0 +1,90 @@
+//! The corpus is self-contained and agrees with the installer: every provider's pinned corpus
+//! version is the version `tests/install-clis.sh` installs, every provider directory has its
+//! pinned version recorded, and no recorded file holds a machine path of this checkout.
+
+use std::path::Path;
+
+/// `(exposed bin name, version)` of every row of the installer's npm and PyPI tables.
+fn installer_rows() -> Vec<(String, String)> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../install-clis.sh");
+    let text = std::fs::read_to_string(&script).expect("tests/install-clis.sh is readable");
+    text.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with('"') && l.ends_with('"'))
+        .map(|l| l.trim_matches('"').split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() >= 3)
+        .map(|w| {
+            let exposed = w
+                .iter()
+                .find_map(|x| x.strip_prefix("as="))
+                .unwrap_or(w[2]);
+            (exposed.to_string(), w[1].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn pinned_corpus_versions_are_the_installed_versions() {
+    let rows = installer_rows();
+    assert!(rows.len() >= 10, "installer table read: {rows:?}");
+    let versions = std::fs::read_to_string(captures::dir().join("versions")).unwrap();
+    let pinned = captures::pinned_versions(&versions);
+    assert!(pinned.len() >= 9, "{pinned:?}");
+    for (provider, version) in pinned {
+        let row = rows.iter().find(|(bin, _)| *bin == provider);
+        assert_eq!(
+            row.map(|(_, v)| v.as_str()),
+            Some(version.as_str()),
+            "{provider}: corpus pinned version vs tests/install-clis.sh"
+        );
+        assert!(
+            captures::versions(&provider).contains(&version),
+            "{provider}: no recordings of the pinned version {version}"
+        );
+        assert!(!captures::names(&provider).is_empty(), "{provider}");
+    }
+}
+
+#[test]
+fn capture_names_round_trip_to_their_files() {
+    assert_eq!(captures::name("claude", "2.1.197", "text"), "claude-text");
+    assert_eq!(
+        captures::name("claude", "2.1.332", "tool"),
+        "claude@2.1.332-tool"
+    );
+    for name in ["claude-text", "claude@2.1.332-tool", "grok-cli-text"] {
+        assert!(!captures::stdout(name).is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn no_recorded_file_holds_a_path_of_this_checkout() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let root = root.to_string_lossy().into_owned();
+    let home = std::env::var("HOME").unwrap_or_default();
+    let mut checked = 0;
+    let mut stack = vec![captures::dir()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()) {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            assert!(!text.contains(&root), "{} names {root}", path.display());
+            if home.len() > 1 {
+                assert!(
+                    !text.contains(&format!("{home}/")),
+                    "{} names {home}",
+                    path.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked} files checked");
+}
