@@ -89,6 +89,10 @@ struct Cli {
         env = "BRIDGE_APPROVAL_TIMEOUT"
     )]
     approval_timeout: u64,
+    /// Also write the CLI's raw stdout, stderr and stdin to PREFIX.stdout, PREFIX.stderr and
+    /// PREFIX.stdin (secrets redacted): for bug reports and the transcript corpus.
+    #[arg(long, value_name = "PREFIX")]
+    record: Option<std::path::PathBuf>,
     /// `bridge system status`: print one JSON document instead of a table.
     #[arg(long)]
     json: bool,
@@ -267,6 +271,7 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
         permissions: Some(broker),
         abort: stdout_closed.clone(),
         warnings_to_stderr: format == OutputFormat::Wire(Format::Markers),
+        record: cli.record.clone(),
     };
     let outcome = match format {
         OutputFormat::Wire(wire) => {

@@ -25,13 +25,21 @@ set -euo pipefail
 #                 clashes with another CLI's (@vibe-kit/grok-cli's `grok` is xAI's CLI's name).
 #   reports=VER   the version `--version` prints, when it is not the package version.
 #   needs=BIN     another row this CLI needs at run time (installed with it, earlier in the table).
+#   newest        the newest version that installs and runs here, besides the pinned row of the
+#                 same bin: installed, but not put on BRIDGE_CLI_PATH; path.env exports its bin
+#                 dir as BRIDGE_NEWEST_<BIN> (tests/newest.rs runs the core e2e scenarios on it,
+#                 `scripts/record --newest` records it into tests/corpus).
 # Each installed row's bin dir is put in front of PATH for the rows after it (omp's launcher is
 # `#!/usr/bin/env bun`).
 CLIS=(
   "@anthropic-ai/claude-code   2.1.197   claude"
+  # Claude Code 2.1.332 says it needs Node 22 (engines), and runs on 20: its native binary.
+  "@anthropic-ai/claude-code   2.1.332   claude    newest"
   "@openai/codex               0.171.0   codex"
   "@google/gemini-cli          0.61.0    gemini"
   "@qwen-code/qwen-code        0.15.10   qwen"
+  # Qwen Code 0.24.4 declares Node >= 22 too; its --version, JSON print mode and ACP run on 20.
+  "@qwen-code/qwen-code        0.24.4    qwen      newest"
   "@github/copilot             1.0.102   copilot"
   "opencode-ai                 1.18.33   opencode"
   # bun >= 1.3.14: the runtime oh-my-pi's launcher needs.
@@ -49,9 +57,12 @@ CLIS=(
 # python3.1x on PATH, in pyenv's versions or in /usr/bin); only a `bin/` dir holding a symlink to
 # the CLI's entry point is put on BRIDGE_CLI_PATH, so the venv's `python3` never shadows the
 # system's. When no Python is new enough the row is skipped with a message.
-# package      version   bin    min python   module that must import (a smoke check)
+# package      version   bin    min python   module that must import (a smoke check)  [newest]
 PYPI_CLIS=(
   "kimi-cli      1.51.0    kimi   3.12         kimi_cli.acp.server"
+  # kimi-cli 1.52.0, its last release, is a tombstone: it prints "kimi-cli is no longer
+  # maintained" and exits 0 without running the turn (recorded once with tests/record.rs), so
+  # 1.51.0 is both the pinned and the newest version that runs.
 )
 
 CACHE="${BRIDGE_CLI_CACHE:-$HOME/.cache/bridge-clis}"
@@ -120,7 +131,15 @@ for w in "${SELECTED[@]}"; do
   [ "$known" -eq 1 ] || die "unknown CLI '$w' (known: $(for r in "${CLIS[@]}" "${PYPI_CLIS[@]}"; do read -r _ _ b _ <<<"$r"; printf '%s ' "$b"; done))"
 done
 BIN_DIRS=()
+NEWEST=()
 failed=0
+
+# Records a `newest` row's bin dir for path.env (BRIDGE_NEWEST_<BIN>).
+add_newest() {
+  local name
+  name="$(printf '%s' "$1" | tr 'a-z-' 'A-Z_')"
+  NEWEST+=("export BRIDGE_NEWEST_$name=$2")
+}
 
 for row in "${CLIS[@]}"; do
   read -r pkg version bin rest <<<"$row"
@@ -171,6 +190,10 @@ for row in "${CLIS[@]}"; do
     fi
   fi
   log "${alias_name:-$bin} --version: $(PI_OFFLINE=1 "${ISOLATE[@]}" "$exe" --version 2>&1 | head -n1)"
+  if [[ " $rest " == *" newest "* ]]; then
+    add_newest "${alias_name:-$bin}" "$bindir"
+    continue
+  fi
   BIN_DIRS+=("$bindir")
   export PATH="$bindir:$PATH"
 done
@@ -193,7 +216,7 @@ find_python() {
 }
 
 for row in "${PYPI_CLIS[@]}"; do
-  read -r pkg version bin minpy module <<<"$row"
+  read -r pkg version bin minpy module flag <<<"$row"
   wanted "$bin" || continue
   dir="$CACHE/pypi-$pkg@$version"
   bindir="$dir/bin"
@@ -227,6 +250,10 @@ for row in "${PYPI_CLIS[@]}"; do
     fi
   fi
   log "$bin --version: $("${ISOLATE[@]}" "$exe" --version 2>/dev/null | head -n1)"
+  if [ "${flag:-}" = "newest" ]; then
+    add_newest "$bin" "$bindir"
+    continue
+  fi
   BIN_DIRS+=("$bindir")
 done
 
@@ -235,7 +262,10 @@ done
 joined="$(IFS=:; printf '%s' "${BIN_DIRS[*]}")"
 if [ "${#SELECTED[@]}" -eq 0 ]; then
   # Only a full run rewrites path.env, so a partial run never drops a directory from it.
-  printf 'export BRIDGE_CLI_PATH=%s\n' "$joined" >"$CACHE/path.env"
+  {
+    printf 'export BRIDGE_CLI_PATH=%s\n' "$joined"
+    [ "${#NEWEST[@]}" -eq 0 ] || printf '%s\n' "${NEWEST[@]}"
+  } >"$CACHE/path.env"
   log "wrote $CACHE/path.env"
   cat "$CACHE/path.env"
 else

@@ -36,6 +36,9 @@ pub struct SendOptions {
     /// stdout). The markers format has no line for warnings, and ai-bridge clients ignore
     /// stderr lines they do not know, so terminal users and plugin logs still see them.
     pub warnings_to_stderr: bool,
+    /// Record the CLI's raw stdin, stdout and stderr under this prefix
+    /// ([`crate::record::Recording`]); a prefix that cannot be written is a warning.
+    pub record: Option<std::path::PathBuf>,
 }
 
 /// Where a send's events go: a wire format on stdout ([`WireSink`]) or the terminal view
@@ -112,6 +115,13 @@ pub async fn run_send(
         invalid_request: false,
         stdout_closed: false,
     };
+    // Created before `write` borrows the sink; opened files appear only once the CLI writes.
+    let recording = options.record.as_ref().map(|prefix| {
+        (
+            prefix,
+            crate::record::Recording::create(prefix, sink.redactor().clone()),
+        )
+    });
     // A secret streamed across several deltas would pass the per-line redaction.
     let mut guard = SplitSecretGuard::default();
     let mut guarded = Vec::new();
@@ -171,6 +181,18 @@ pub async fn run_send(
         ctx.permissions = Arc::clone(broker);
     }
     ctx.abort = options.abort.clone();
+    if let Some((prefix, recording)) = recording {
+        match recording {
+            Ok(recording) => ctx.record = Some(recording),
+            Err(error) => write(
+                Event::warning(
+                    "record_failed",
+                    format!("cannot record to {}: {error}", prefix.display()),
+                ),
+                &mut outcome,
+            ),
+        }
+    }
     let task = tokio::spawn(channel.send(request, ctx));
     let mut error_seen = false;
     let mut ended = false;

@@ -34,6 +34,7 @@ pub mod output;
 pub mod permission;
 pub mod permission_ipc;
 pub mod process;
+pub mod record;
 pub mod redact;
 pub mod request;
 pub mod schema;

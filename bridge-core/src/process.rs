@@ -38,6 +38,7 @@ use std::time::Duration;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::lines::{LineItem, LineReader};
+use crate::record::{RecordedReader, RecordedWriter, Recording};
 
 /// Environment variables never passed to a child: they change how Node or the dynamic loader
 /// behave (a plugin's `NODE_OPTIONS=--inspect` makes every Node CLI stall on a debugger port)
@@ -225,6 +226,8 @@ pub struct CommandSpec {
     pub allow_env: Vec<OsString>,
     /// stdin connection.
     pub stdin: StdinMode,
+    /// Where the child's stdin, stdout and stderr are also recorded (`--record`).
+    pub record: Option<Arc<Recording>>,
 }
 
 impl CommandSpec {
@@ -238,6 +241,7 @@ impl CommandSpec {
             env_remove: Vec::new(),
             allow_env: Vec::new(),
             stdin: StdinMode::Null,
+            record: None,
         }
     }
 
@@ -325,6 +329,7 @@ pub struct ChildProcess {
     stderr_tail: Arc<Mutex<StderrTail>>,
     stderr_task: Option<tokio::task::JoinHandle<()>>,
     activity: tokio::sync::watch::Sender<u64>,
+    record: Option<Arc<Recording>>,
 }
 
 /// How many stderr lines [`ChildProcess::spawn_with_stderr_lines`] buffers for a slow reader;
@@ -400,6 +405,9 @@ impl ChildProcess {
                 });
             }
         }
+        if let Some(recording) = &spec.record {
+            recording.command(&spec.program, &spec.args);
+        }
         let mut child = command.spawn().map_err(|source| SpawnError {
             program: spec.program.display().to_string(),
             source,
@@ -410,6 +418,7 @@ impl ChildProcess {
         let mut stderr_task = None;
         if let Some(stderr) = child.stderr.take() {
             let tail = Arc::clone(&stderr_tail);
+            let recording = spec.record.clone();
             let activity = activity.clone();
             stderr_task = Some(tokio::spawn(async move {
                 let mut reader = LineReader::new(stderr, 64 * 1024);
@@ -419,6 +428,9 @@ impl ChildProcess {
                         LineItem::Line { text, .. } => text,
                         LineItem::TooLong { bytes } => format!("[a {bytes}-byte line]"),
                     };
+                    if let Some(recording) = &recording {
+                        recording.stderr_line(&line);
+                    }
                     if let Some(lines) = &lines {
                         // Full or closed: the reader is behind or gone; the tail still has it.
                         let _ = lines.try_send(line.clone());
@@ -436,17 +448,26 @@ impl ChildProcess {
             stderr_tail,
             stderr_task,
             activity,
+            record: spec.record.clone(),
         })
     }
 
     /// Takes the stdin pipe (present when spawned with [`StdinMode::Piped`]).
-    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
-        self.child.stdin.take()
+    pub fn take_stdin(&mut self) -> Option<RecordedWriter<ChildStdin>> {
+        let recording = self.record.clone();
+        self.child
+            .stdin
+            .take()
+            .map(|stdin| RecordedWriter::new(stdin, recording))
     }
 
     /// Takes the stdout pipe.
-    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
-        self.child.stdout.take()
+    pub fn take_stdout(&mut self) -> Option<RecordedReader<ChildStdout>> {
+        let recording = self.record.clone();
+        self.child
+            .stdout
+            .take()
+            .map(|stdout| RecordedReader::new(stdout, recording))
     }
 
     /// A receiver that changes whenever the child writes a stderr line (for idle deadlines).
@@ -496,7 +517,7 @@ impl ChildProcess {
     pub async fn wait_timeout(&mut self, timeout: Duration) -> Option<ExitStatus> {
         match tokio::time::timeout(timeout, self.child.wait()).await {
             Ok(Ok(status)) => {
-                self.reaped = true;
+                self.reaped(&status);
                 Some(status)
             }
             _ => None,
@@ -506,8 +527,17 @@ impl ChildProcess {
     /// Waits for the leader to exit.
     pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
         let status = self.child.wait().await?;
-        self.reaped = true;
+        self.reaped(&status);
         Ok(status)
+    }
+
+    fn reaped(&mut self, status: &ExitStatus) {
+        if !self.reaped
+            && let Some(recording) = &self.record
+        {
+            recording.exit(&describe_exit(status));
+        }
+        self.reaped = true;
     }
 
     /// Ends the whole tree: SIGTERM to the group, `grace` to exit, then SIGKILL to the group.

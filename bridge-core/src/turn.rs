@@ -158,6 +158,9 @@ pub struct TurnContext {
     /// Cancelled when nobody reads the output any more (stdout closed): the turn stops at once,
     /// without the graceful-interrupt grace period.
     pub abort: CancellationToken,
+    /// Where the CLI's stdin, stdout and stderr are also recorded (`--record`); set on every
+    /// command the turn spawns that has no recording of its own.
+    pub record: Option<Arc<crate::record::Recording>>,
 }
 
 impl TurnContext {
@@ -170,7 +173,17 @@ impl TurnContext {
             raw: false,
             permissions: Arc::new(PermissionBroker::unattended()),
             abort: CancellationToken::new(),
+            record: None,
         }
+    }
+
+    /// `command` with this turn's recording attached (unless it has its own).
+    pub fn recorded(&self, command: &CommandSpec) -> CommandSpec {
+        let mut command = command.clone();
+        if command.record.is_none() {
+            command.record = self.record.clone();
+        }
+        command
     }
 
     /// Sends an event; false when the consumer is gone.
@@ -227,7 +240,8 @@ pub async fn run_process_turn(
     ctx: TurnContext,
 ) {
     let limits = ctx.limits;
-    let (mut child, mut stderr_lines) = match ChildProcess::spawn_with_stderr_lines(&turn.command) {
+    let command = ctx.recorded(&turn.command);
+    let (mut child, mut stderr_lines) = match ChildProcess::spawn_with_stderr_lines(&command) {
         Ok(spawned) => spawned,
         Err(error) => {
             let info = ErrorInfo::new(ErrorCode::SpawnFailed, error.to_string());

@@ -227,7 +227,7 @@ impl AcpSession {
         config: SessionConfig,
         ctx: &TurnContext,
     ) -> Result<AcpSession, Option<ErrorInfo>> {
-        let mut child = ChildProcess::spawn(command)
+        let mut child = ChildProcess::spawn(&ctx.recorded(command))
             .map_err(|e| Some(ErrorInfo::new(ErrorCode::SpawnFailed, e.to_string())))?;
         let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
             return Err(Some(ErrorInfo::new(

@@ -28,7 +28,7 @@ fn normalize(name: &str) -> Vec<Event> {
     };
     let mut normalizer = KimiNormalizer::new(resume);
     // kimi prints the session id on stderr when it exits, after its stdout.
-    let exit = captures::exited(exit_code(name));
+    let exit = captures::recorded_exit(name).unwrap_or_else(|| captures::exited(exit_code(name)));
     replay("kimi", &mut normalizer, &stdout, &stderr, exit)
 }
 
@@ -49,13 +49,14 @@ fn plain_text_errors_fail_with_their_unwrapped_text() {
     for (capture, message) in [
         (
             "kimi-err401",
-            "Error code: 401 - {'error': {'message': 'Incorrect API key provided: sk-mock***.(mock)'",
+            "Error code: 401 - {'error': {'message': 'invalid x-api-key'",
         ),
-        ("kimi-err429", "Please try again in 1s."),
         (
-            "kimi-err500",
-            "The server had an error while processing your request.",
+            "kimi-err429",
+            "Number of requests has exceeded your rate limit",
         ),
+        ("kimi-err500", "Internal server error"),
+        ("kimi-midstream", "Error: Overloaded (mid-stream)"),
     ] {
         let (events, end) = end_of(capture);
         captures::assert_failed_with(capture, &events, &end, message);
@@ -68,12 +69,23 @@ fn plain_text_errors_fail_with_their_unwrapped_text() {
 
 #[test]
 fn successful_turns_stream_deltas_and_take_the_session_from_stderr() {
-    for (capture, session) in [
-        ("kimi-text", "36a343e2-5389-4f9d-b59c-2bbb638bd4e3"),
-        ("kimi-reasoning", "6a17bd66-f3e7-4791-aef8-f09344c9795e"),
-        ("kimi-tool", "c6535258-4763-4279-bcef-8868629e9e67"),
-        ("kimi-resume", "c6535258-4763-4279-bcef-8868629e9e67"),
+    for capture in [
+        "kimi-text",
+        "kimi-reasoning",
+        "kimi-thinking",
+        "kimi-tool",
+        "kimi-tool-allowed",
+        "kimi-resume",
+        "kimi-resume-turn2",
     ] {
+        // The id kimi printed last on stderr ("To resume this session: kimi -r <id>").
+        let stderr = captures::read_required(capture, "stderr");
+        let session = stderr
+            .lines()
+            .rev()
+            .find_map(|l| l.split("kimi -r ").nth(1))
+            .map(str::trim)
+            .unwrap_or_else(|| panic!("{capture}: no session on stderr"));
         let (events, end) = end_of(capture);
         assert!(end.success, "{capture}: {:?}", end.error);
         assert_eq!(end.session_id.as_deref(), Some(session), "{capture}");

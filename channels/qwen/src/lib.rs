@@ -1,8 +1,9 @@
 //! Qwen Code, over ACP (`qwen --acp`, the default transport) or its one-shot stream-json
 //! mode (`--transport json`, [`json`]).
 //!
-//! Tested with `@qwen-code/qwen-code` 0.15.10 (the newest release that runs on Node 20) against
-//! the project's mock OpenAI Chat Completions API (facts:
+//! Tested with `@qwen-code/qwen-code` 0.15.10 (pinned: the whole e2e suite) and 0.24.4 (the
+//! newest: `tests/newest.rs` and the corpus replays; it declares Node >= 22 and runs on 20)
+//! against the project's mock OpenAI Chat Completions API (facts:
 //! `shared/reference/real-clis-anthropic-gemini.md` §4, and the e2e tests):
 //!
 //! * `initialize` advertises `loadSession` and `sessionCapabilities.resume` (the bridge resumes
@@ -45,7 +46,10 @@ pub const NPM_PACKAGE: &str = "@qwen-code/qwen-code";
 pub const PROBE: ProbeSpec = ProbeSpec {
     env_overrides: &["QWEN_CLI_PATH", "QWEN_BIN"],
     install_dirs: &[".qwen/bin"],
-    tested: Some(VersionRange::exactly(Version::new(0, 15, 10))),
+    tested: Some(VersionRange::new(
+        Version::new(0, 15, 10),
+        Version::new(0, 24, 4),
+    )),
     install_hint: "npm i -g @qwen-code/qwen-code",
     auth: &[
         AuthSource::Env("OPENAI_API_KEY"),

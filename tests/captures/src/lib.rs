@@ -184,6 +184,27 @@ pub fn stdout(name: &str) -> String {
     read_required(name, "stdout")
 }
 
+/// How the CLI of capture `name` ended, as the recorder filed it in the version's
+/// `manifest.json` (`exit code 75`, `signal 15 (SIGTERM)`); `None` for captures without a
+/// manifest entry (those recorded before the recorder existed).
+pub fn recorded_exit(name: &str) -> Option<ExitStatus> {
+    let stdout = path(name, "stdout");
+    let scenario = stdout.file_stem()?.to_string_lossy().into_owned();
+    let manifest = std::fs::read_to_string(stdout.parent()?.join("manifest.json")).ok()?;
+    let manifest: serde_json::Value = serde_json::from_str(&manifest).ok()?;
+    let how = manifest["scenarios"][&scenario]["exit"].as_str()?;
+    if let Some(code) = how.strip_prefix("exit code ") {
+        return code.trim().parse().ok().map(exited);
+    }
+    let signal: i32 = how
+        .strip_prefix("signal ")?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(ExitStatus::from_raw(signal))
+}
+
 /// The status of a process that exited with `code`, to finish a replayed turn the way the
 /// recorded CLI ended.
 pub fn exited(code: i32) -> ExitStatus {

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-/// `(exposed bin name, version)` of every row of the installer's npm and PyPI tables.
-fn installer_rows() -> Vec<(String, String)> {
+/// `(exposed bin name, version, newest)` of every row of the installer's npm and PyPI tables.
+fn installer_rows() -> Vec<(String, String, bool)> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../install-clis.sh");
     let text = std::fs::read_to_string(&script).expect("tests/install-clis.sh is readable");
     text.lines()
@@ -14,11 +14,8 @@ fn installer_rows() -> Vec<(String, String)> {
         .map(|l| l.trim_matches('"').split_whitespace().collect::<Vec<_>>())
         .filter(|w| w.len() >= 3)
         .map(|w| {
-            let exposed = w
-                .iter()
-                .find_map(|x| x.strip_prefix("as="))
-                .unwrap_or(w[2]);
-            (exposed.to_string(), w[1].to_string())
+            let exposed = w.iter().find_map(|x| x.strip_prefix("as=")).unwrap_or(w[2]);
+            (exposed.to_string(), w[1].to_string(), w.contains(&"newest"))
         })
         .collect()
 }
@@ -31,9 +28,11 @@ fn pinned_corpus_versions_are_the_installed_versions() {
     let pinned = captures::pinned_versions(&versions);
     assert!(pinned.len() >= 9, "{pinned:?}");
     for (provider, version) in pinned {
-        let row = rows.iter().find(|(bin, _)| *bin == provider);
+        let row = rows
+            .iter()
+            .find(|(bin, _, newest)| *bin == provider && !newest);
         assert_eq!(
-            row.map(|(_, v)| v.as_str()),
+            row.map(|(_, v, _)| v.as_str()),
             Some(version.as_str()),
             "{provider}: corpus pinned version vs tests/install-clis.sh"
         );
@@ -42,6 +41,23 @@ fn pinned_corpus_versions_are_the_installed_versions() {
             "{provider}: no recordings of the pinned version {version}"
         );
         assert!(!captures::names(&provider).is_empty(), "{provider}");
+    }
+}
+
+/// The second version of a provider (`newest` in the installer) is recorded too, so the replay
+/// snapshots cover both and a format change between them shows as a snapshot difference.
+#[test]
+fn the_newest_installed_versions_are_recorded() {
+    let newest: Vec<_> = installer_rows().into_iter().filter(|r| r.2).collect();
+    assert!(!newest.is_empty());
+    for (provider, version, _) in newest {
+        assert!(
+            captures::versions(&provider).contains(&version),
+            "{provider} {version} is installed as the newest version but not recorded \
+             (scripts/record --newest {provider})"
+        );
+        let name = captures::name(&provider, &version, "text");
+        assert!(!captures::stdout(&name).is_empty(), "{name}");
     }
 }
 

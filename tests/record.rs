@@ -1,0 +1,301 @@
+//! The recorder of the transcript corpus (`tests/corpus`, README there): runs each provider's
+//! declared scenarios with its REAL CLI against the project's mock model server, inside the
+//! loopback-only network namespace, through `bridge <provider> send --record`, and files what
+//! passed between the bridge and the CLI (stdout, stderr, stdin, argv, exit) under
+//! `tests/corpus/<provider>/<cli version>/`, with a `manifest.json`.
+//!
+//! Not part of the test suite (every test here is `#[ignore]`): `scripts/record [PROVIDER…]`
+//! runs it, with the CLI found on PATH, or the one in `BRIDGE_RECORD_CLI_DIR` when that is set
+//! (how another version is recorded). What is written never holds a machine path (the sandbox
+//! becomes `/SANDBOX`, the mock's port `<port>`, `$HOME` and the checkout are replaced) or a key
+//! (the canary key is redacted by the bridge itself, and checked here).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::acp::{Provider, acp_command};
+use common::*;
+use serde_json::{Value, json};
+
+/// One recorded run: a scenario name and the request the bridge gets on stdin. A `resume`
+/// scenario runs after `turn1` of the same provider and continues its session.
+struct Scenario {
+    name: &'static str,
+    request: Value,
+    resume: bool,
+}
+
+fn scenario(name: &'static str, request: Value) -> Scenario {
+    Scenario {
+        name,
+        request,
+        resume: false,
+    }
+}
+
+/// The scenarios every provider records (those its CLI supports), named as the corpus names
+/// them. `mode` is the permission mode under which a tool runs without an approval.
+fn core_scenarios(tool_mode: &str) -> Vec<Scenario> {
+    let ask = |message: &str| json!({"message": message, "permissionMode": "default"});
+    vec![
+        scenario("text", ask("MOCK:text say hello")),
+        scenario("thinking", ask("MOCK:thinking think first")),
+        scenario(
+            "tool-allowed",
+            json!({"message": "MOCK:tool run it", "permissionMode": tool_mode}),
+        ),
+        scenario(
+            "tool-refused",
+            json!({"message": "MOCK:tool run it", "permissionMode": "plan"}),
+        ),
+        scenario("resume-turn1", ask("MOCK:text first turn")),
+        Scenario {
+            name: "resume-turn2",
+            request: ask("MOCK:recall what did I say?"),
+            resume: true,
+        },
+        scenario("err401", ask("MOCK:err401 hi")),
+        scenario("err429", ask("MOCK:err429 hi")),
+        scenario("err500", ask("MOCK:err500 hi")),
+        scenario("midstream", ask("MOCK:midstream go")),
+    ]
+}
+
+/// How the recorder starts the bridge for one provider.
+struct Target {
+    /// Corpus directory name (the provider id, or `<id>-<transport>` for a second transport).
+    corpus: &'static str,
+    /// The CLI executable, whose `--version` names the corpus version directory.
+    cli: &'static str,
+    command: fn(&Sandbox, &Mock) -> Command,
+    tool_mode: &'static str,
+}
+
+fn claude(sandbox: &Sandbox, mock: &Mock) -> Command {
+    claude_command(sandbox, &mock.url(), &["--format", "jsonl"])
+}
+
+fn qwen_json(sandbox: &Sandbox, mock: &Mock) -> Command {
+    acp_command(
+        Provider::Qwen.json(),
+        sandbox,
+        &mock.url(),
+        &["--format", "jsonl"],
+    )
+}
+
+fn kimi_json(sandbox: &Sandbox, mock: &Mock) -> Command {
+    acp_command(
+        Provider::Kimi.json(),
+        sandbox,
+        &mock.url(),
+        &["--format", "jsonl"],
+    )
+}
+
+/// The recorded version of `cli`: the first `x.y.z` its `--version` prints.
+fn cli_version(cli: &str) -> String {
+    let out = Command::new(cli_path(cli))
+        .arg("--version")
+        .env("PI_OFFLINE", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .output()
+        .expect("run --version");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let version = regex::Regex::new(r"\d+\.\d+\.\d+").unwrap();
+    version
+        .find(&text)
+        .unwrap_or_else(|| panic!("{cli} --version printed no version: {text}"))
+        .as_str()
+        .to_string()
+}
+
+/// Today's date, `YYYY-MM-DD` (UTC), for the manifest.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// `text` with everything machine-specific replaced: the sandbox, the mock's port, `$HOME`,
+/// the checkout.
+fn scrub(text: &str, sandbox: &Sandbox) -> String {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let mut text = text.replace(&sandbox.root().to_string_lossy().into_owned(), "/SANDBOX");
+    // A temp dir may also appear through its canonical path.
+    if let Ok(real) = sandbox.root().canonicalize() {
+        text = text.replace(&real.to_string_lossy().into_owned(), "/SANDBOX");
+    }
+    text = text.replace(&repo, "/REPO");
+    if let Some(home) = std::env::var_os("HOME").filter(|h| h.len() > 1) {
+        text = text.replace(&format!("{}/", home.to_string_lossy()), "/HOME/");
+    }
+    let port = regex::Regex::new(r"127\.0\.0\.1:[0-9]+").unwrap();
+    port.replace_all(&text, "127.0.0.1:<port>").into_owned()
+}
+
+/// Runs every scenario of `target` and files them into the corpus.
+fn record(target: Target) {
+    require_loopback_only_network();
+    if let Some(dir) = std::env::var_os("BRIDGE_RECORD_CLI_DIR") {
+        let mut path = dir;
+        path.push(":");
+        path.push(std::env::var_os("PATH").unwrap_or_default());
+        // SAFETY: nextest runs each test in a process of its own; nothing else reads the
+        // environment concurrently at this point.
+        unsafe { std::env::set_var("PATH", path) };
+    }
+    let version = cli_version(target.cli);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus")
+        .join(target.corpus)
+        .join(&version);
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifest_path = dir.join("manifest.json");
+    let mut manifest: Value = std::fs::read_to_string(&manifest_path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| json!({}));
+    manifest["provider"] = json!(target.corpus);
+    manifest["cli"] = json!(target.cli);
+    manifest["version"] = json!(version);
+    manifest["recorder"] = json!("scripts/record (tests/record.rs)");
+    if !manifest["scenarios"].is_object() {
+        manifest["scenarios"] = json!({});
+    }
+
+    let mock = Mock::start();
+    let mut session: Option<String> = None;
+    for scenario in core_scenarios(target.tool_mode) {
+        let sandbox = Sandbox::new();
+        let mut request = scenario.request.clone();
+        if scenario.resume {
+            let Some(id) = &session else {
+                panic!("{}: no session from the turn before", scenario.name);
+            };
+            request["sessionId"] = json!(id);
+        }
+        // A resumed turn must run where the first one did (the CLIs keep sessions per HOME).
+        let sandbox = if scenario.resume {
+            RESUME_SANDBOX
+                .with(|s| s.borrow_mut().take())
+                .unwrap_or(sandbox)
+        } else {
+            sandbox
+        };
+        let prefix = sandbox.root().join("recording");
+        let mut cmd = (target.command)(&sandbox, &mock);
+        // CLIs that retry 429/500 for minutes are stopped; the recording keeps what they printed
+        // until then (the replay tests expect such a turn to have no terminal event).
+        cmd.arg("--record")
+            .arg(&prefix)
+            .args(["--timeout", "60", "--idle-timeout", "20"]);
+        let out = run_with_stdin(cmd, &request.to_string());
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let end = jsonl_events(&stdout)
+            .into_iter()
+            .find(|e| e["type"] == "turn_end")
+            .unwrap_or_else(|| panic!("{}: no turn end in {stdout}", scenario.name));
+        if scenario.name == "resume-turn1" {
+            session = end["session_id"].as_str().map(str::to_string);
+        }
+
+        for extension in ["stdout", "stderr", "stdin"] {
+            let target_file = dir.join(format!("{}.{extension}", scenario.name));
+            let _ = std::fs::remove_file(&target_file);
+            if let Ok(bytes) = std::fs::read(prefix.with_extension(extension)) {
+                let text = scrub(&String::from_utf8_lossy(&bytes), &sandbox);
+                assert!(
+                    !text.contains(CANARY_KEY),
+                    "{}: key recorded",
+                    scenario.name
+                );
+                std::fs::write(&target_file, text).unwrap();
+            }
+        }
+        let read = |extension: &str| {
+            std::fs::read_to_string(prefix.with_extension(extension)).unwrap_or_default()
+        };
+        let command: Vec<Value> = read("command")
+            .lines()
+            .filter_map(|l| serde_json::from_str(&scrub(l, &sandbox)).ok())
+            .collect();
+        manifest["scenarios"][scenario.name] = json!({
+            "request": request,
+            "command": command,
+            "exit": read("exit").lines().last().unwrap_or(""),
+            "bridge_result": {"success": end["success"], "error": end["error"]},
+            "recorded": today(),
+        });
+        if scenario.name == "resume-turn1" {
+            RESUME_SANDBOX.with(|s| *s.borrow_mut() = Some(sandbox));
+        }
+    }
+    let text = serde_json::to_string_pretty(&manifest).unwrap();
+    std::fs::write(&manifest_path, format!("{text}\n")).unwrap();
+    eprintln!(
+        "recorded {} {version} into {}",
+        target.corpus,
+        dir.display()
+    );
+}
+
+thread_local! {
+    /// The sandbox of `resume-turn1`, reused by `resume-turn2`.
+    static RESUME_SANDBOX: std::cell::RefCell<Option<Sandbox>> = const { std::cell::RefCell::new(None) };
+}
+
+#[test]
+#[ignore = "the recorder: run by scripts/record"]
+fn record_claude() {
+    record(Target {
+        corpus: "claude",
+        cli: "claude",
+        command: claude,
+        tool_mode: "bypassPermissions",
+    });
+}
+
+#[test]
+#[ignore = "the recorder: run by scripts/record"]
+fn record_qwen() {
+    record(Target {
+        corpus: "qwen",
+        cli: "qwen",
+        command: qwen_json,
+        tool_mode: "yolo",
+    });
+}
+
+#[test]
+#[ignore = "the recorder: run by scripts/record"]
+fn record_kimi() {
+    record(Target {
+        corpus: "kimi",
+        cli: "kimi",
+        command: kimi_json,
+        tool_mode: "yolo",
+    });
+}
