@@ -41,7 +41,8 @@ pub struct MarkerDialect {
     pub id_key: &'static str,
     /// Print statuses as `[MESSAGE] {"type":"status","message":…}` (the Codex plugin path shows them).
     pub status_messages: bool,
-    /// Print turn usage as a Claude-shaped `[MESSAGE] {"type":"result","subtype":"usage",…}` (Codex).
+    /// Print turn usage as a Claude-shaped `[MESSAGE] {"type":"result","subtype":"usage",…}` (Codex),
+    /// with `input_tokens` counting the cached tokens too (Codex's convention).
     pub turn_usage_message: bool,
 }
 
@@ -206,6 +207,8 @@ impl Encoder for MarkerEncoder {
                         "cache_read_input_tokens": usage.cache_read_input_tokens,
                     })
                 )),
+                // Codex's convention, which the plugin's Codex handler expects (it subtracts
+                // the cache reads again): `input_tokens` includes the cached tokens.
                 UsageScope::Turn if self.dialect.turn_usage_message => out.push(format!(
                     "[MESSAGE] {}",
                     json!({
@@ -213,7 +216,9 @@ impl Encoder for MarkerEncoder {
                         "subtype": "usage",
                         "is_error": false,
                         "usage": {
-                            "input_tokens": usage.input_tokens,
+                            "input_tokens": usage.input_tokens
+                                + usage.cache_read_input_tokens
+                                + usage.cache_creation_input_tokens,
                             "output_tokens": usage.output_tokens,
                             "cache_creation_input_tokens": usage.cache_creation_input_tokens,
                             "cache_read_input_tokens": usage.cache_read_input_tokens,
