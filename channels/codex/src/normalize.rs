@@ -22,7 +22,7 @@
 //! | `thread.started` | `session_id` (`[THREAD_ID]`) |
 //! | `agent_message` | `text` + Claude-shaped assistant `[MESSAGE]` |
 //! | `reasoning` | `thinking_delta` + assistant thinking `[MESSAGE]` |
-//! | `command_execution` | `tool_use` `Bash` {command} at start, `tool_result` (output; `Exit code N` first when N ≠ 0) at the end |
+//! | `command_execution` | `tool_use` at start: `Read` {file_path}, `Glob` {path, pattern}, `Grep` {pattern, path} for commands that only read, list or search ([`crate::command::classify`]), else `Bash`; always with {command, description}; `tool_result` (output; `Exit code N` first when N ≠ 0) at the end |
 //! | `file_change` | per file `tool_use` `Write`/`Edit`/`MultiEdit`/`Delete` with the diff, then `tool_result` |
 //! | `mcp_tool_call` | `tool_use` `mcp__<server>__<tool>`, `tool_result` (MCP content blocks, or the error) |
 //! | `web_search` | `tool_use` `WebSearch` {query}, `tool_result` |
@@ -47,7 +47,7 @@ use bridge_core::normalize::{fail_turn, json_event, str_at, u64_at};
 use bridge_core::turn::Normalizer;
 use serde_json::{Map, Value, json};
 
-use crate::command::display_command;
+use crate::command::{classify, display_command};
 use crate::patch::{Change, parse_apply_patch, tool_for};
 
 /// Token counts as Codex reports them (`turn.completed.usage`, rollout `token_count`).
@@ -308,12 +308,13 @@ impl CodexNormalizer {
         let raw = str_at(item, "command").unwrap_or_default();
         let command = display_command(raw);
         if !self.started_tools.contains(&id) {
+            let tool = classify(&command);
             self.tool_use(
                 ToolUse {
                     id: id.clone(),
-                    name: "Bash".into(),
-                    kind: ToolKind::Execute,
-                    input: json!({"command": command}),
+                    name: tool.name.into(),
+                    kind: command_kind(tool.name),
+                    input: tool.input,
                     diff: None,
                 },
                 out,
@@ -855,11 +856,12 @@ impl CodexNormalizer {
                         ));
                     }
                 }
+                let tool = classify(&command);
                 tools.push((
                     base.clone(),
-                    "Bash",
-                    json!({"command": command}),
-                    ToolKind::Execute,
+                    tool.name,
+                    tool.input,
+                    command_kind(tool.name),
                     None,
                 ));
             }
@@ -893,6 +895,15 @@ impl CodexNormalizer {
                 is_error,
             }));
         }
+    }
+}
+
+/// The tool kind of a [`classify`]d command.
+fn command_kind(name: &str) -> ToolKind {
+    match name {
+        "Read" => ToolKind::Read,
+        "Glob" | "Grep" => ToolKind::Search,
+        _ => ToolKind::Execute,
     }
 }
 

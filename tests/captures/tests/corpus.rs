@@ -14,10 +14,7 @@ fn installer_rows() -> Vec<(String, String)> {
         .map(|l| l.trim_matches('"').split_whitespace().collect::<Vec<_>>())
         .filter(|w| w.len() >= 3)
         .map(|w| {
-            let exposed = w
-                .iter()
-                .find_map(|x| x.strip_prefix("as="))
-                .unwrap_or(w[2]);
+            let exposed = w.iter().find_map(|x| x.strip_prefix("as=")).unwrap_or(w[2]);
             (exposed.to_string(), w[1].to_string())
         })
         .collect()
