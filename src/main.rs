@@ -271,7 +271,13 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
     };
     let outcome = match format {
         OutputFormat::Wire(wire) => {
-            let encoder = wire.encoder(channel.dialect(), cli.raw);
+            // `"streaming": false`: whole text blocks instead of deltas, for every provider.
+            let streaming = request
+                .as_ref()
+                .ok()
+                .and_then(|r| r.streaming)
+                .unwrap_or(true);
+            let encoder = wire.encoder_for(channel.dialect(), cli.raw, streaming);
             let writer = LineWriter::new(std::io::stdout().lock(), redactor);
             let mut sink = WireSink::new(encoder, writer);
             run_send(channel, request, &options, &mut sink, cancel).await

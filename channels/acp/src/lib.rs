@@ -216,6 +216,10 @@ pub fn prompt_blocks(request: &Request, agent: &Value) -> Result<(Vec<Value>, Ve
     } else {
         request.message.clone()
     };
+    // ACP has no system prompt: the IDE context goes before the message.
+    if let Some(context) = request.ide_context() {
+        blocks.push(json!({"type": "text", "text": context}));
+    }
     blocks.push(json!({"type": "text", "text": text}));
     if let Some(prompt) = &request.agent_prompt {
         blocks.push(
