@@ -121,7 +121,9 @@ fn shell_call_is_a_bash_tool_use_with_its_output_then_the_final_text() {
         .find(|l| l.starts_with("[MESSAGE] ") && l.contains(r#""type":"tool_use""#))
         .expect("a Claude-shaped tool_use message");
     assert!(
-        tool_use.contains(r#""name":"Bash","input":{"command":"echo hello","description":"echo hello"}"#),
+        tool_use.contains(
+            r#""name":"Bash","input":{"command":"echo hello","description":"echo hello"}"#
+        ),
         "{tool_use}"
     );
     let result = markers

@@ -74,6 +74,14 @@ fn assert_not_streamed(stdout: &str) {
     );
 }
 
+/// One snapshot of several runs: `== name` and what the plugin assembled, each.
+fn summaries(runs: &[(&str, &PluginView, &Sandbox)]) -> String {
+    runs.iter()
+        .map(|(name, v, sb)| format!("== {name}\n{}", v.summary(|t| stable(t, sb))))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn stable(text: &str, sandbox: &Sandbox) -> String {
     let ids = Regex::new(r"(call|fc|resp|item|ws)_[0-9a-zA-Z_]+").unwrap();
     let turn = Regex::new(r"codex_[0-9a-f]{8}_").unwrap();
@@ -143,16 +151,12 @@ fn claude_path_shows_text_tools_usage_and_one_error() {
 
     insta::assert_snapshot!(
         "claude",
-        [
-            ("streamed", &streamed_view),
-            ("streaming false", &whole_view),
-            ("HTTP 401", &failed_view),
-            ("invalid request", &invalid_view),
-        ]
-        .iter()
-        .map(|(name, v)| format!("== {name}\n{}", v.summary(|t| stable(t, &sandbox))))
-        .collect::<Vec<_>>()
-        .join("\n")
+        summaries(&[
+            ("streamed", &streamed_view, &sandbox),
+            ("streaming false", &whole_view, &sandbox),
+            ("HTTP 401", &failed_view, &sandbox),
+            ("invalid request", &invalid_view, &sandbox),
+        ])
     );
 }
 
@@ -237,15 +241,11 @@ fn codex_path_shows_cards_turn_usage_and_the_context_window() {
 
     insta::assert_snapshot!(
         "codex",
-        [
+        summaries(&[
             ("streamed", &streamed_view, &sandbox),
             ("streaming false", &whole_view, &whole_sandbox),
             ("HTTP 401", &failed_view, &failed_sandbox),
-        ]
-        .iter()
-        .map(|(name, v, sb)| format!("== {name}\n{}", v.summary(|t| stable(t, sb))))
-        .collect::<Vec<_>>()
-        .join("\n")
+        ])
     );
 }
 
@@ -315,15 +315,11 @@ fn generic_cli_path_shows_one_error_per_failure() {
 
     insta::assert_snapshot!(
         "generic_cli",
-        [
-            ("streamed", &streamed_view),
-            ("streaming false", &whole_view),
-            ("HTTP 401", &failed_view),
-            ("invalid request", &invalid_view),
-        ]
-        .iter()
-        .map(|(name, v)| format!("== {name}\n{}", v.summary(|t| stable(t, &sandbox))))
-        .collect::<Vec<_>>()
-        .join("\n")
+        summaries(&[
+            ("streamed", &streamed_view, &sandbox),
+            ("streaming false", &whole_view, &sandbox),
+            ("HTTP 401", &failed_view, &sandbox),
+            ("invalid request", &invalid_view, &sandbox),
+        ])
     );
 }

@@ -96,8 +96,8 @@ impl PluginView {
             }
             match path {
                 PluginPath::Claude => view.claude_line(line),
-                PluginPath::Codex => view.codex_line(line),
-                PluginPath::Cli(_) => view.cli_line(line),
+                PluginPath::Codex => view.codex_family_line(line, false),
+                PluginPath::Cli(_) => view.codex_family_line(line, true),
             }
         }
         view.outcome(exit_code);
@@ -189,28 +189,41 @@ impl PluginView {
         }
     }
 
-    fn codex_line(&mut self, line: &str) {
-        for tag in [
-            "[UNCAUGHT_ERROR]",
-            "[UNHANDLED_REJECTION]",
-            "[COMMAND_ERROR]",
-        ] {
-            if line.starts_with(tag) {
-                self.last_node_error = Some(line.to_string());
-            }
+    /// `CodexSDKBridge.processOutputLine` (`cli == false`) and `MarkerCliBridge`
+    /// (`cli == true`): the same routing, except for the id tag, the node-error tags, statuses
+    /// (Codex only) and how `[CONTENT]` joins the result text.
+    fn codex_family_line(&mut self, line: &str, cli: bool) {
+        let node_errors: &[&str] = if cli {
+            &[
+                "[UNCAUGHT_ERROR]",
+                "[UNHANDLED_REJECTION]",
+                "[COMMAND_ERROR]",
+                "[STARTUP_ERROR]",
+                "[ERROR]",
+            ]
+        } else {
+            &[
+                "[UNCAUGHT_ERROR]",
+                "[UNHANDLED_REJECTION]",
+                "[COMMAND_ERROR]",
+            ]
+        };
+        if node_errors.iter().any(|t| line.starts_with(t)) {
+            self.last_node_error = Some(line.to_string());
         }
+        let id_tag = if cli { "[SESSION_ID]" } else { "[THREAD_ID]" };
         if line.starts_with("[STREAM_START]") {
             self.codex_stream_start();
         } else if line.starts_with("[STREAM_END]") {
             self.codex_stream_end();
-        } else if let Some(id) = rest(line, "[THREAD_ID]") {
+        } else if let Some(id) = rest(line, id_tag) {
             self.session_id = Some(id.trim().to_string());
         } else if let Some(json) = rest(line, "[MESSAGE]") {
             let Ok(msg) = serde_json::from_str::<Value>(json.trim()) else {
                 return;
             };
             let ty = msg["type"].as_str().unwrap_or("unknown").to_string();
-            if ty == "status" {
+            if !cli && ty == "status" {
                 let status = match &msg["message"] {
                     Value::String(s) => s.clone(),
                     Value::Null => String::new(),
@@ -221,7 +234,7 @@ impl PluginView {
                 }
                 return;
             }
-            if ty == "assistant" {
+            if !cli && ty == "assistant" {
                 self.final_result.push_str(&text_of(&msg, "\n"));
             }
             self.codex_message(&ty, &msg);
@@ -232,8 +245,19 @@ impl PluginView {
         } else if let Some(p) = rest(line, "[THINKING_DELTA]") {
             self.thinking_delta(&decode_string_payload(p));
         } else if let Some(p) = rest(line, "[CONTENT]") {
-            let text = p.trim().to_string();
-            if !self.final_result.contains(&text) {
+            // Codex: trimmed, added unless already in the result; the CLI path: one space
+            // dropped, added only when nothing was accumulated yet.
+            let text = if cli {
+                p.strip_prefix(' ').unwrap_or(p).to_string()
+            } else {
+                p.trim().to_string()
+            };
+            let add = if cli {
+                self.final_result.is_empty()
+            } else {
+                !self.final_result.contains(&text)
+            };
+            if add {
                 self.final_result.push_str(&text);
             }
             self.codex_content(&text);
@@ -241,49 +265,8 @@ impl PluginView {
             self.send_error_seen = true;
             self.on_error(error_of(payload.trim()));
         }
-    }
-
-    fn cli_line(&mut self, line: &str) {
-        for tag in [
-            "[UNCAUGHT_ERROR]",
-            "[UNHANDLED_REJECTION]",
-            "[COMMAND_ERROR]",
-            "[STARTUP_ERROR]",
-            "[ERROR]",
-        ] {
-            if line.starts_with(tag) {
-                self.last_node_error = Some(line.to_string());
-            }
-        }
-        if line.starts_with("[STREAM_START]") {
-            self.codex_stream_start();
-        } else if line.starts_with("[STREAM_END]") {
-            self.codex_stream_end();
-        } else if let Some(id) = rest(line, "[SESSION_ID]") {
-            self.session_id = Some(id.trim().to_string());
-        } else if rest(line, "[USAGE]").is_some() {
-            // Passed on as "usage"; CodexMessageHandler does not handle it.
-        } else if let Some(json) = rest(line, "[MESSAGE]") {
-            if let Ok(msg) = serde_json::from_str::<Value>(json.trim()) {
-                let ty = msg["type"].as_str().unwrap_or("unknown").to_string();
-                self.codex_message(&ty, &msg);
-            }
-        } else if let Some(p) = rest(line, "[CONTENT_DELTA]") {
-            let delta = decode_string_payload(p);
-            self.final_result.push_str(&delta);
-            self.codex_content(&delta);
-        } else if let Some(p) = rest(line, "[THINKING_DELTA]") {
-            self.thinking_delta(&decode_string_payload(p));
-        } else if let Some(p) = rest(line, "[CONTENT]") {
-            let text = p.strip_prefix(' ').unwrap_or(p).to_string();
-            if self.final_result.is_empty() {
-                self.final_result.push_str(&text);
-            }
-            self.codex_content(&text);
-        } else if let Some(payload) = rest(line, "[SEND_ERROR]") {
-            self.send_error_seen = true;
-            self.on_error(error_of(payload.trim()));
-        }
+        // `[USAGE]` (CLI path) goes to the handler as "usage", which CodexMessageHandler
+        // does not handle; `[TOOL_RESULT]`, `[BLOCK_RESET]`, `[THINKING]` are not parsed.
     }
 
     /// `BaseSDKBridge` / `CodexSDKBridge` / `ClaudeProcessInvoker` after EOF (never interrupted
@@ -377,10 +360,9 @@ impl PluginView {
                     &json!({"message": {"content": self.entries[i].blocks}}),
                     "\n",
                 );
-                if !self.streaming {
-                    self.accumulated = full;
-                    self.entries[i].content = self.accumulated.clone();
-                } else if full.len() > self.accumulated.len() {
+                // Non-streaming: the content is rebuilt from the message; streaming: only
+                // when the message's text is longer than what the deltas gave.
+                if !self.streaming || full.len() > self.accumulated.len() {
                     self.accumulated = full;
                     self.entries[i].content = self.accumulated.clone();
                 }

@@ -384,12 +384,17 @@ mod tests {
     use crate::event::{ErrorCode, ToolKind};
 
     fn encode_all(events: &[Event]) -> String {
-        let mut encoder = MarkerEncoder::new(MarkerDialect::SESSION);
-        let mut lines = Vec::new();
-        for event in events {
-            encoder.encode(event, &mut lines);
+        encode_all_with(&mut MarkerEncoder::new(MarkerDialect::SESSION), events)
+    }
+
+    fn bash_ls() -> ToolUse {
+        ToolUse {
+            id: "t1".into(),
+            name: "Bash".into(),
+            kind: ToolKind::Execute,
+            input: json!({"command": "ls"}),
+            diff: None,
         }
-        lines.join("\n")
     }
 
     fn success_end() -> Event {
@@ -435,13 +440,7 @@ mod tests {
 
     #[test]
     fn tool_use_is_synthesized_only_when_no_message_carried_it() {
-        let tool = ToolUse {
-            id: "t1".into(),
-            name: "Bash".into(),
-            kind: ToolKind::Execute,
-            input: json!({"command": "ls"}),
-            diff: None,
-        };
+        let tool = bash_ls();
         let carried = encode_all(&[
             Event::Message {
                 message: json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]}}),
@@ -479,13 +478,7 @@ mod tests {
     #[test]
     fn non_streaming_writes_whole_segments_and_no_stream_markers() {
         let mut encoder = MarkerEncoder::new(MarkerDialect::SESSION).with_streaming(false);
-        let tool = ToolUse {
-            id: "t1".into(),
-            name: "Bash".into(),
-            kind: ToolKind::Execute,
-            input: json!({"command": "ls"}),
-            diff: None,
-        };
+        let tool = bash_ls();
         let out = encode_all_with(
             &mut encoder,
             &[
@@ -525,11 +518,7 @@ mod tests {
     }
 
     fn encode_all_with(encoder: &mut MarkerEncoder, events: &[Event]) -> String {
-        let mut lines = Vec::new();
-        for event in events {
-            encoder.encode(event, &mut lines);
-        }
-        lines.join("\n")
+        crate::encode::encode_all(events, encoder)
     }
 
     #[test]
