@@ -500,6 +500,18 @@ mod tests {
     }
 
     #[test]
+    fn the_ide_context_goes_before_the_message() {
+        let request = Request::from_json(
+            br#"{"message":"explain this","openedFiles":{"active":"/p/a.rs","selection":{"startLine":1,"endLine":1,"selectedText":"fn a() {}"}}}"#,
+        )
+        .unwrap();
+        let (blocks, _) = prompt_blocks(&request, &json!({})).unwrap();
+        let context = blocks[0]["text"].as_str().unwrap();
+        assert!(context.starts_with("<ide-context>") && context.contains("fn a() {}"));
+        assert_eq!(blocks[1], json!({"type": "text", "text": "explain this"}));
+    }
+
+    #[test]
     fn prompt_blocks_follow_the_agents_capabilities() {
         let png = Attachment::Inline {
             file_name: Some("a.png".into()),
