@@ -7,8 +7,9 @@
 //! Without a prompt argument the request JSON is read from stdin (ai-bridge style). The format
 //! defaults to `markers`, or to `text` (answer on stdout, progress on stderr, approvals typed
 //! on stdin) when stdout is a terminal. Exit codes: 0 success (and, in the markers format with a
-//! stdin request, a turn failure that was reported in-band, as ai-bridge does); 1 invalid
-//! provider, command or request, or a failed turn; 2 bad command-line flags; 130 interrupted.
+//! stdin request, any failure that was reported in-band with `[SEND_ERROR]`, an invalid request
+//! included, as ai-bridge does); 1 invalid provider or command, or a failed turn or invalid
+//! request in the other formats; 2 bad command-line flags; 130 interrupted.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -275,7 +276,13 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
     };
     let outcome = match format {
         OutputFormat::Wire(wire) => {
-            let encoder = wire.encoder(channel.dialect(), cli.raw);
+            // `"streaming": false`: whole text blocks instead of deltas, for every provider.
+            let streaming = request
+                .as_ref()
+                .ok()
+                .and_then(|r| r.streaming)
+                .unwrap_or(true);
+            let encoder = wire.encoder_for(channel.dialect(), cli.raw, streaming);
             let writer = LineWriter::new(std::io::stdout().lock(), redactor);
             let mut sink = WireSink::new(encoder, writer);
             run_send(channel, request, &options, &mut sink, cancel).await
@@ -310,12 +317,15 @@ fn exit_code(
 ) -> ExitCode {
     if outcome.success {
         ExitCode::SUCCESS
-    } else if outcome.invalid_request || stdout_closed || outcome.stdout_closed {
+    } else if stdout_closed || outcome.stdout_closed {
+        // Nobody read the in-band error.
         ExitCode::from(1)
     } else if outcome.interrupted {
         ExitCode::from(130)
     } else if format == OutputFormat::Wire(Format::Markers) && from_stdin {
-        // ai-bridge exits 0 after a reported send error; plugins rely on the in-band error.
+        // Every failure here, an invalid request included, was reported in-band with
+        // `[SEND_ERROR]`. ai-bridge exits 0 after a send error, and the plugin's generic CLI
+        // path (`BaseSDKBridge`) reports a non-zero exit as a second error.
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

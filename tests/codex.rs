@@ -93,8 +93,9 @@ fn text_ends_with_the_thread_id_and_the_last_agent_message() {
         "{last}"
     );
     assert_eq!(content_text(&markers), "Hello from the mock model.");
-    // The usage of the turn, Claude-shaped, as the plugin's Codex handler reads it.
-    assert!(markers.contains(r#"[MESSAGE] {"type":"result","subtype":"usage","is_error":false,"usage":{"input_tokens":200,"output_tokens":40,"cache_creation_input_tokens":0,"cache_read_input_tokens":1000}}"#), "{markers}");
+    // The usage of the turn in Codex's convention, which the plugin's Codex handler expects:
+    // `input_tokens` counts the cached tokens too (the handler subtracts them again).
+    assert!(markers.contains(r#"[MESSAGE] {"type":"result","subtype":"usage","is_error":false,"usage":{"input_tokens":1200,"output_tokens":40,"cache_creation_input_tokens":0,"cache_read_input_tokens":1000}}"#), "{markers}");
     let events = jsonl_events(&jsonl);
     let end = events.last().unwrap();
     assert_eq!(end["type"], "turn_end");
@@ -120,7 +121,9 @@ fn shell_call_is_a_bash_tool_use_with_its_output_then_the_final_text() {
         .find(|l| l.starts_with("[MESSAGE] ") && l.contains(r#""type":"tool_use""#))
         .expect("a Claude-shaped tool_use message");
     assert!(
-        tool_use.contains(r#""name":"Bash","input":{"command":"echo hello"}"#),
+        tool_use.contains(
+            r#""name":"Bash","input":{"command":"echo hello","description":"echo hello"}"#
+        ),
         "{tool_use}"
     );
     let result = markers
@@ -328,8 +331,9 @@ fn resume_continues_the_thread_and_reports_only_this_turns_usage() {
         text.contains("first turn"),
         "the model did not see turn 1: {text}"
     );
-    // Codex reports the thread's running total; the bridge reports this turn's.
-    assert!(second.contains(r#""usage":{"input_tokens":200,"output_tokens":40,"cache_creation_input_tokens":0,"cache_read_input_tokens":1000}"#), "{second}");
+    // Codex reports the thread's running total; the bridge reports this turn's (input with
+    // the cached tokens, Codex's convention).
+    assert!(second.contains(r#""usage":{"input_tokens":1200,"output_tokens":40,"cache_creation_input_tokens":0,"cache_read_input_tokens":1000}"#), "{second}");
     insta::assert_snapshot!("resume.markers", stable(markers_view(&second, &sandbox)));
 
     let (third, _) = run(

@@ -116,3 +116,54 @@ exec sleep 30"#,
     assert!(last.contains(r#""error":"User interrupted""#), "{seen:?}");
     assert_eq!(status.code(), Some(130));
 }
+
+/// The plugin's own bridge directory has a `package.json` with `"type":"module"`: the shim must
+/// run there (as an ES module) exactly as it runs as CommonJS, and find the `bridge` binary next
+/// to itself without `BRIDGE_BIN`.
+#[test]
+fn the_shim_runs_as_an_es_module_and_as_commonjs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = fake_cli(
+        dir.path(),
+        r#"read line
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"s-3"}'
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s-3"}'"#,
+    );
+    let request = r#"{"message":"hello"}"#;
+    let mut direct = Command::new(env!("CARGO_BIN_EXE_bridge"));
+    direct
+        .args(["claude", "send"])
+        .env("CLAUDE_CODE_PATH", &cli);
+    let expected = String::from_utf8_lossy(&run(direct, request).stdout).into_owned();
+    assert!(expected.contains("[SESSION_ID] s-3"), "{expected}");
+    for module_type in ["module", "commonjs"] {
+        let plugin_dir = dir.path().join(format!("bridge-{module_type}"));
+        std::fs::create_dir_all(plugin_dir.join("node_modules")).unwrap();
+        std::fs::write(
+            plugin_dir.join("package.json"),
+            format!(r#"{{"name":"ai-bridge","type":"{module_type}"}}"#),
+        )
+        .unwrap();
+        std::fs::copy(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/channel-manager.js"),
+            plugin_dir.join("channel-manager.js"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_bridge"), plugin_dir.join("bridge"))
+            .unwrap();
+        let mut cmd = Command::new("node");
+        cmd.arg(plugin_dir.join("channel-manager.js"))
+            .args(["claude", "send"])
+            .env_remove("BRIDGE_BIN")
+            .env("CLAUDE_CODE_PATH", &cli)
+            .current_dir(&plugin_dir);
+        let out = run(cmd, request);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            expected,
+            "type {module_type}; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "type {module_type}");
+    }
+}

@@ -7,7 +7,8 @@
 //!   errors, turn end).
 //! * [`encode`]: the two wire formats of that model: ai-bridge marker lines (what the JetBrains
 //!   plugin parses) and versioned JSONL.
-//! * [`request`]: the request JSON read from stdin.
+//! * [`request`]: the request JSON read from stdin; [`ide_context`]: its `openedFiles` as a
+//!   bounded prompt block.
 //! * [`channel`]: the [`Channel`] trait a provider implements and the [`Router`] registry.
 //! * [`process`], [`lines`], [`turn`]: spawning a CLI in its own process group, reading its
 //!   output with bounded memory, deadlines, interrupt, and deciding the outcome.
@@ -28,6 +29,7 @@ pub mod control;
 pub mod driver;
 pub mod encode;
 pub mod event;
+pub mod ide_context;
 pub mod lines;
 pub mod normalize;
 pub mod output;

@@ -96,6 +96,11 @@ pub struct Request {
     pub agent_prompt: Option<String>,
     /// Ask the provider not to think.
     pub disable_thinking: bool,
+    /// `streaming`: `Some(false)` asks for whole text blocks instead of deltas (the plugin's
+    /// streaming setting; see [`crate::encode::markers`]); `None` streams.
+    pub streaming: Option<bool>,
+    /// `openedFiles`: what the user has open in the IDE (see [`crate::ide_context`]).
+    pub opened_files: Option<crate::ide_context::OpenedFiles>,
     /// Which of the provider's transports to use (`acp`, `json`, …); `None` is the provider's
     /// default. See [`crate::channel::Transports`].
     pub transport: Option<String>,
@@ -274,13 +279,45 @@ impl Request {
             attachments: Vec::new(),
             agent_prompt: None,
             disable_thinking: false,
+            streaming: None,
+            opened_files: None,
             transport: None,
             extra: Map::new(),
         }
     }
 
-    /// The message followed by the `agentPrompt` under a heading, for CLIs that take one text
-    /// prompt and have no system-prompt option.
+    /// The IDE context block of `openedFiles` ([`crate::ide_context`]), if any.
+    pub fn ide_context(&self) -> Option<String> {
+        self.opened_files.as_ref()?.prompt_block()
+    }
+
+    /// What to append to the system prompt, for CLIs that take one: the `agentPrompt`, then the
+    /// IDE context block of `openedFiles`; `None` when the request has neither.
+    ///
+    /// ```
+    /// use bridge_core::request::Request;
+    /// let request = Request::from_json(
+    ///     br#"{"message":"explain this","agentPrompt":"Be brief.","openedFiles":{"active":"/p/a.rs"}}"#,
+    /// ).unwrap();
+    /// let instructions = request.instructions().unwrap();
+    /// assert!(instructions.starts_with("Be brief.\n\n<ide-context>\n"));
+    /// assert!(instructions.contains("`/p/a.rs`"));
+    /// assert_eq!(Request::from_prompt("hi").instructions(), None);
+    /// ```
+    pub fn instructions(&self) -> Option<String> {
+        let agent = self
+            .agent_prompt
+            .as_deref()
+            .filter(|p| !p.trim().is_empty())
+            .map(str::to_string);
+        match (agent, self.ide_context()) {
+            (Some(a), Some(c)) => Some(format!("{a}\n\n{c}")),
+            (a, c) => a.or(c),
+        }
+    }
+
+    /// For CLIs that take one text prompt and have no system-prompt option: the IDE context
+    /// block of `openedFiles` first, then the message, then the `agentPrompt` under a heading.
     ///
     /// ```
     /// use bridge_core::request::Request;
@@ -293,9 +330,14 @@ impl Request {
     ///     "hi\n\n## Agent Role and Instructions\n\nBe brief."
     /// );
     /// assert_eq!(Request::from_prompt("hi").message_with_agent_prompt(), "hi");
+    /// let with_context = Request::from_json(br#"{"message":"hi","openedFiles":{"active":"/a"}}"#).unwrap();
+    /// assert!(with_context.message_with_agent_prompt().ends_with("</ide-context>\n\nhi"));
     /// ```
     pub fn message_with_agent_prompt(&self) -> String {
-        let mut message = self.message.clone();
+        let mut message = match self.ide_context() {
+            Some(context) => format!("{context}\n\n{}", self.message),
+            None => self.message.clone(),
+        };
         if let Some(prompt) = self
             .agent_prompt
             .as_deref()
@@ -360,6 +402,20 @@ impl Request {
             attachments: parse_attachments(object.remove("attachments"))?,
             agent_prompt: take_string(&mut object, "agentPrompt")?,
             disable_thinking: take_bool(&mut object, "disableThinking")?,
+            streaming: match object.remove("streaming") {
+                None | Some(Value::Null) => None,
+                Some(Value::Bool(b)) => Some(b),
+                Some(other) => {
+                    return Err(RequestError::WrongType {
+                        field: "streaming",
+                        expected: "a boolean",
+                        got: type_name(&other),
+                    });
+                }
+            },
+            opened_files: crate::ide_context::OpenedFiles::from_request(
+                object.remove("openedFiles"),
+            )?,
             transport: take_string(&mut object, "transport")?,
             extra: object,
         })

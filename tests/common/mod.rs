@@ -4,6 +4,7 @@
 
 pub mod acp;
 pub mod pi_family;
+pub mod plugin;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

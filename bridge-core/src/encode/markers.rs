@@ -21,6 +21,18 @@
 //! | turn end | `[STREAM_END]`, `[MESSAGE_END]`, then `{"success":…,"sessionId"|"threadId":…,"result":…,"error":…}` |
 //!
 //! Warnings, statuses (outside the Codex dialect) and raw lines have no marker and are not printed.
+//!
+//! # Non-streaming (`"streaming": false` in the request)
+//!
+//! What ai-bridge prints when the plugin's streaming setting is off, for every provider: no
+//! `[STREAM_START]`, `[STREAM_END]`, `[BLOCK_RESET]`, `[CONTENT_DELTA]` or `[THINKING_DELTA]`.
+//! Deltas are collected per message segment; at the segment's end (a new segment, a tool call or
+//! result, a message, an error, the turn end) the segment is written whole: `[THINKING] <text>`,
+//! `[CONTENT] <text>` and a Claude-shaped assistant
+//! `[MESSAGE] {"type":"assistant","message":{"role":"assistant","content":[{"type":"thinking",…},{"type":"text",…}]}}`
+//! (left out when the provider's own `[MESSAGE]` that ends the segment already carries the
+//! text). The plugin takes the exact text from that `[MESSAGE]`; `[CONTENT]` and `[THINKING]`
+//! are raw-text lines, so their line breaks are written as spaces (a payload never spans lines).
 
 use std::collections::HashSet;
 
@@ -41,7 +53,8 @@ pub struct MarkerDialect {
     pub id_key: &'static str,
     /// Print statuses as `[MESSAGE] {"type":"status","message":…}` (the Codex plugin path shows them).
     pub status_messages: bool,
-    /// Print turn usage as a Claude-shaped `[MESSAGE] {"type":"result","subtype":"usage",…}` (Codex).
+    /// Print turn usage as a Claude-shaped `[MESSAGE] {"type":"result","subtype":"usage",…}` (Codex),
+    /// with `input_tokens` counting the cached tokens too (Codex's convention).
     pub turn_usage_message: bool,
 }
 
@@ -71,6 +84,11 @@ pub struct MarkerEncoder {
     /// Tool ids whose tool_use / tool_result already went out inside a `[MESSAGE]`.
     tool_uses_in_messages: HashSet<String>,
     tool_results_in_messages: HashSet<String>,
+    /// Deltas are streamed (the default); `false`: whole segments (see the module docs).
+    streaming: bool,
+    /// Non-streaming: the text and thinking of the current segment.
+    pending_text: String,
+    pending_thinking: String,
 }
 
 impl MarkerEncoder {
@@ -82,6 +100,53 @@ impl MarkerEncoder {
             ended: false,
             tool_uses_in_messages: HashSet::new(),
             tool_results_in_messages: HashSet::new(),
+            streaming: true,
+            pending_text: String::new(),
+            pending_thinking: String::new(),
+        }
+    }
+
+    /// `streaming: false` writes whole segments instead of deltas, as ai-bridge does when the
+    /// request says `"streaming": false` (see the module docs).
+    pub fn with_streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// Non-streaming: writes the collected segment. `carried` is the provider's own message
+    /// that ends the segment; when it has text or thinking, no assistant message is made up.
+    fn flush_segment(&mut self, carried: Option<&Value>, out: &mut Vec<String>) {
+        if self.streaming || (self.pending_text.is_empty() && self.pending_thinking.is_empty()) {
+            return;
+        }
+        let thinking = std::mem::take(&mut self.pending_thinking);
+        let text = std::mem::take(&mut self.pending_text);
+        let mut blocks = Vec::new();
+        if !thinking.is_empty() {
+            out.push(format!("[THINKING] {}", single_line(&thinking)));
+            blocks.push(json!({"type": "thinking", "thinking": thinking, "text": thinking}));
+        }
+        if !text.is_empty() {
+            out.push(format!("[CONTENT] {}", single_line(&text)));
+            blocks.push(json!({"type": "text", "text": text}));
+        }
+        let carries_text = carried
+            .filter(|m| m.get("type").and_then(Value::as_str) == Some("assistant"))
+            .and_then(|m| m.get("message")?.get("content")?.as_array())
+            .is_some_and(|content| {
+                content.iter().any(|b| {
+                    matches!(
+                        b.get("type").and_then(Value::as_str),
+                        Some("text" | "thinking")
+                    )
+                })
+            });
+        if !carries_text {
+            let message = json!({
+                "type": "assistant",
+                "message": {"role": "assistant", "content": blocks},
+            });
+            out.push(format!("[MESSAGE] {message}"));
         }
     }
 
@@ -160,7 +225,9 @@ impl MarkerEncoder {
             let message = end.error.as_deref().unwrap_or("The turn failed");
             self.send_error(message, out);
         }
-        out.push("[STREAM_END]".into());
+        if self.streaming {
+            out.push("[STREAM_END]".into());
+        }
         out.push("[MESSAGE_END]".into());
         let mut last = serde_json::Map::new();
         last.insert("success".into(), Value::Bool(end.success));
@@ -179,6 +246,33 @@ impl MarkerEncoder {
 
 impl Encoder for MarkerEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<String>) {
+        if !self.streaming {
+            match event {
+                Event::TextDelta { text } | Event::Text { text } => {
+                    self.pending_text.push_str(text);
+                    return;
+                }
+                Event::ThinkingDelta { text } => {
+                    self.pending_thinking.push_str(text);
+                    return;
+                }
+                Event::BlockReset => {
+                    self.flush_segment(None, out);
+                    return;
+                }
+                Event::TurnStart { .. } => {
+                    out.push("[MESSAGE_START]".into());
+                    return;
+                }
+                Event::Message { message } => self.flush_segment(Some(message), out),
+                Event::ToolUse(_)
+                | Event::ToolResult(_)
+                | Event::PermissionRequest(_)
+                | Event::Error(_)
+                | Event::TurnEnd(_) => self.flush_segment(None, out),
+                _ => {}
+            }
+        }
         match event {
             Event::TurnStart { .. } => {
                 out.push("[MESSAGE_START]".into());
@@ -206,6 +300,8 @@ impl Encoder for MarkerEncoder {
                         "cache_read_input_tokens": usage.cache_read_input_tokens,
                     })
                 )),
+                // Codex's convention, which the plugin's Codex handler expects (it subtracts
+                // the cache reads again): `input_tokens` includes the cached tokens.
                 UsageScope::Turn if self.dialect.turn_usage_message => out.push(format!(
                     "[MESSAGE] {}",
                     json!({
@@ -213,7 +309,9 @@ impl Encoder for MarkerEncoder {
                         "subtype": "usage",
                         "is_error": false,
                         "usage": {
-                            "input_tokens": usage.input_tokens,
+                            "input_tokens": usage.input_tokens
+                                + usage.cache_read_input_tokens
+                                + usage.cache_creation_input_tokens,
                             "output_tokens": usage.output_tokens,
                             "cache_creation_input_tokens": usage.cache_creation_input_tokens,
                             "cache_read_input_tokens": usage.cache_read_input_tokens,
@@ -286,12 +384,17 @@ mod tests {
     use crate::event::{ErrorCode, ToolKind};
 
     fn encode_all(events: &[Event]) -> String {
-        let mut encoder = MarkerEncoder::new(MarkerDialect::SESSION);
-        let mut lines = Vec::new();
-        for event in events {
-            encoder.encode(event, &mut lines);
+        encode_all_with(&mut MarkerEncoder::new(MarkerDialect::SESSION), events)
+    }
+
+    fn bash_ls() -> ToolUse {
+        ToolUse {
+            id: "t1".into(),
+            name: "Bash".into(),
+            kind: ToolKind::Execute,
+            input: json!({"command": "ls"}),
+            diff: None,
         }
-        lines.join("\n")
     }
 
     fn success_end() -> Event {
@@ -337,13 +440,7 @@ mod tests {
 
     #[test]
     fn tool_use_is_synthesized_only_when_no_message_carried_it() {
-        let tool = ToolUse {
-            id: "t1".into(),
-            name: "Bash".into(),
-            kind: ToolKind::Execute,
-            input: json!({"command": "ls"}),
-            diff: None,
-        };
+        let tool = bash_ls();
         let carried = encode_all(&[
             Event::Message {
                 message: json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]}}),
@@ -376,6 +473,52 @@ mod tests {
         [MESSAGE_END]
         {"success":false,"error":"Invalid API key"}
         "#);
+    }
+
+    #[test]
+    fn non_streaming_writes_whole_segments_and_no_stream_markers() {
+        let mut encoder = MarkerEncoder::new(MarkerDialect::SESSION).with_streaming(false);
+        let tool = bash_ls();
+        let out = encode_all_with(
+            &mut encoder,
+            &[
+                Event::TurnStart {
+                    provider: "claude".into(),
+                },
+                Event::SessionId { id: "s-1".into() },
+                Event::ThinkingDelta { text: "hm".into() },
+                Event::TextDelta { text: "Hel".into() },
+                Event::TextDelta {
+                    text: "lo\nthere".into(),
+                },
+                Event::ToolUse(tool),
+                Event::BlockReset,
+                Event::Text {
+                    text: "Done.".into(),
+                },
+                // The provider's own message ends this segment: nothing is made up.
+                Event::Message {
+                    message: json!({"type":"assistant","message":{"content":[{"type":"text","text":"Done."}]}}),
+                },
+                success_end(),
+            ],
+        );
+        insta::assert_snapshot!(out, @r#"
+        [MESSAGE_START]
+        [SESSION_ID] s-1
+        [THINKING] hm
+        [CONTENT] Hello there
+        [MESSAGE] {"type":"assistant","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm","text":"hm"},{"type":"text","text":"Hello\nthere"}]}}
+        [MESSAGE] {"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}}
+        [CONTENT] Done.
+        [MESSAGE] {"type":"assistant","message":{"content":[{"type":"text","text":"Done."}]}}
+        [MESSAGE_END]
+        {"success":true,"sessionId":"s-1","result":"Hi"}
+        "#);
+    }
+
+    fn encode_all_with(encoder: &mut MarkerEncoder, events: &[Event]) -> String {
+        crate::encode::encode_all(events, encoder)
     }
 
     #[test]

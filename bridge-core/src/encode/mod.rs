@@ -44,10 +44,21 @@ pub enum Format {
 }
 
 impl Format {
-    /// Builds the encoder for this format.
+    /// Builds the encoder for this format (streamed deltas; see [`Format::encoder_for`]).
     pub fn encoder(self, dialect: MarkerDialect, raw: bool) -> Box<dyn Encoder> {
+        self.encoder_for(dialect, raw, true)
+    }
+
+    /// Builds the encoder for this format; `streaming: false` (the request's `"streaming"`)
+    /// makes the markers write whole segments instead of deltas. JSONL always streams.
+    pub fn encoder_for(
+        self,
+        dialect: MarkerDialect,
+        raw: bool,
+        streaming: bool,
+    ) -> Box<dyn Encoder> {
         match self {
-            Format::Markers => Box::new(MarkerEncoder::new(dialect)),
+            Format::Markers => Box::new(MarkerEncoder::new(dialect).with_streaming(streaming)),
             Format::Jsonl => Box::new(JsonlEncoder::new(raw)),
         }
     }

@@ -216,6 +216,10 @@ pub fn prompt_blocks(request: &Request, agent: &Value) -> Result<(Vec<Value>, Ve
     } else {
         request.message.clone()
     };
+    // ACP has no system prompt: the IDE context goes before the message.
+    if let Some(context) = request.ide_context() {
+        blocks.push(json!({"type": "text", "text": context}));
+    }
     blocks.push(json!({"type": "text", "text": text}));
     if let Some(prompt) = &request.agent_prompt {
         blocks.push(
@@ -493,6 +497,18 @@ mod tests {
             agent_prompt: Some("Be brief.".into()),
             ..Request::from_prompt("look")
         }
+    }
+
+    #[test]
+    fn the_ide_context_goes_before_the_message() {
+        let request = Request::from_json(
+            br#"{"message":"explain this","openedFiles":{"active":"/p/a.rs","selection":{"startLine":1,"endLine":1,"selectedText":"fn a() {}"}}}"#,
+        )
+        .unwrap();
+        let (blocks, _) = prompt_blocks(&request, &json!({})).unwrap();
+        let context = blocks[0]["text"].as_str().unwrap();
+        assert!(context.starts_with("<ide-context>") && context.contains("fn a() {}"));
+        assert_eq!(blocks[1], json!({"type": "text", "text": "explain this"}));
     }
 
     #[test]

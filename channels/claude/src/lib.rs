@@ -181,7 +181,7 @@ pub fn build_turn(
             ));
         }
     }
-    if let Some(prompt) = &request.agent_prompt {
+    if let Some(prompt) = request.instructions() {
         command.arg("--append-system-prompt").arg(prompt);
     }
     if request.disable_thinking {

@@ -309,10 +309,10 @@ pub fn build_turn(
         )),
         None => {}
     }
-    if let Some(prompt) = &request.agent_prompt {
+    if let Some(prompt) = request.instructions() {
         command
             .arg("-c")
-            .arg(format!("developer_instructions={}", toml_string(prompt)));
+            .arg(format!("developer_instructions={}", toml_string(&prompt)));
     }
     match request.extra.get("serviceTier").and_then(Value::as_str) {
         Some("fast" | "priority") => {

@@ -22,7 +22,7 @@
 //! | `thread.started` | `session_id` (`[THREAD_ID]`) |
 //! | `agent_message` | `text` + Claude-shaped assistant `[MESSAGE]` |
 //! | `reasoning` | `thinking_delta` + assistant thinking `[MESSAGE]` |
-//! | `command_execution` | `tool_use` `Bash` {command} at start, `tool_result` (output; `Exit code N` first when N ≠ 0) at the end |
+//! | `command_execution` | `tool_use` at start: `Read` {file_path}, `Glob` {path, pattern}, `Grep` {pattern, path} for commands that only read, list or search ([`crate::command::classify`]), else `Bash`; always with {command, description}; `tool_result` (output; `Exit code N` first when N ≠ 0) at the end |
 //! | `file_change` | per file `tool_use` `Write`/`Edit`/`MultiEdit`/`Delete` with the diff, then `tool_result` |
 //! | `mcp_tool_call` | `tool_use` `mcp__<server>__<tool>`, `tool_result` (MCP content blocks, or the error) |
 //! | `web_search` | `tool_use` `WebSearch` {query}, `tool_result` |
@@ -47,7 +47,7 @@ use bridge_core::normalize::{fail_turn, json_event, str_at, u64_at};
 use bridge_core::turn::Normalizer;
 use serde_json::{Map, Value, json};
 
-use crate::command::display_command;
+use crate::command::{classify, display_command};
 use crate::patch::{Change, parse_apply_patch, tool_for};
 
 /// Token counts as Codex reports them (`turn.completed.usage`, rollout `token_count`).
@@ -141,6 +141,10 @@ struct RolloutCall {
 #[derive(Debug, Default)]
 struct RolloutState {
     total: Option<TokenTotals>,
+    /// `last_token_usage` of the newest `token_count` of this turn: the last model call.
+    last_call: Option<TokenTotals>,
+    /// `model_context_window` of the newest `token_count` (or `turn_context`) seen.
+    context_window: Option<u64>,
     file_changes: Vec<FileChangeDetail>,
     calls: HashMap<String, RolloutCall>,
     items: HashSet<String>,
@@ -304,12 +308,13 @@ impl CodexNormalizer {
         let raw = str_at(item, "command").unwrap_or_default();
         let command = display_command(raw);
         if !self.started_tools.contains(&id) {
+            let tool = classify(&command);
             self.tool_use(
                 ToolUse {
                     id: id.clone(),
-                    name: "Bash".into(),
-                    kind: ToolKind::Execute,
-                    input: json!({"command": command}),
+                    name: tool.name.into(),
+                    kind: command_kind(tool.name),
+                    input: tool.input,
                     diff: None,
                 },
                 out,
@@ -667,16 +672,21 @@ impl CodexNormalizer {
                 }
             };
             out.push(Event::Usage(turn.to_usage()));
+            // `last_token_usage` is the context the model saw on its last call (what the
+            // plugin's context ring shows); only the rollout has it. Without the rollout, the
+            // turn's usage stands in (equal when the turn made one model call).
+            let last_call = self.rollout.last_call.take().unwrap_or(turn);
+            let mut info = json!({
+                "total_token_usage": total.to_json(),
+                "last_token_usage": last_call.to_json(),
+            });
+            if let Some(window) = self.rollout.context_window {
+                info["model_context_window"] = json!(window);
+            }
             out.push(Event::Message {
                 message: json!({
                     "type": "event_msg",
-                    "payload": {
-                        "type": "token_count",
-                        "info": {
-                            "total_token_usage": total.to_json(),
-                            "last_token_usage": turn.to_json(),
-                        },
-                    },
+                    "payload": {"type": "token_count", "info": info},
                 }),
             });
         }
@@ -710,6 +720,7 @@ impl CodexNormalizer {
         let bytes = line.as_bytes();
         let interesting = |needle: &str| memchr::memmem::find(bytes, needle.as_bytes()).is_some();
         if !(interesting("token_count")
+            || interesting("model_context_window")
             || (!historic
                 && (interesting("\"item_completed\"")
                     || interesting("\"item_started\"")
@@ -726,12 +737,23 @@ impl CodexNormalizer {
         };
         match (str_at(&value, "type"), str_at(payload, "type")) {
             (Some("event_msg"), Some("token_count")) => {
-                if let Some(total) = payload
-                    .get("info")
-                    .and_then(|i| i.get("total_token_usage"))
-                    .filter(|t| t.is_object())
-                {
+                let info = payload.get("info").unwrap_or(&Value::Null);
+                if let Some(total) = info.get("total_token_usage").filter(|t| t.is_object()) {
                     self.rollout.total = Some(TokenTotals::from_json(total));
+                }
+                // A resumed thread's earlier calls are not this turn's context.
+                if !historic
+                    && let Some(last) = info.get("last_token_usage").filter(|t| t.is_object())
+                {
+                    self.rollout.last_call = Some(TokenTotals::from_json(last));
+                }
+                if let Some(window) = context_window(info) {
+                    self.rollout.context_window = Some(window);
+                }
+            }
+            (Some("turn_context"), _) => {
+                if let Some(window) = context_window(payload) {
+                    self.rollout.context_window = Some(window);
                 }
             }
             _ if historic => {}
@@ -834,11 +856,12 @@ impl CodexNormalizer {
                         ));
                     }
                 }
+                let tool = classify(&command);
                 tools.push((
                     base.clone(),
-                    "Bash",
-                    json!({"command": command}),
-                    ToolKind::Execute,
+                    tool.name,
+                    tool.input,
+                    command_kind(tool.name),
                     None,
                 ));
             }
@@ -873,6 +896,23 @@ impl CodexNormalizer {
             }));
         }
     }
+}
+
+/// The tool kind of a [`classify`]d command.
+fn command_kind(name: &str) -> ToolKind {
+    match name {
+        "Read" => ToolKind::Read,
+        "Glob" | "Grep" => ToolKind::Search,
+        _ => ToolKind::Execute,
+    }
+}
+
+/// A positive `model_context_window` of a rollout object.
+fn context_window(object: &Value) -> Option<u64> {
+    object
+        .get("model_context_window")
+        .and_then(Value::as_u64)
+        .filter(|w| *w > 0)
 }
 
 /// The command of a shell tool call's input (`cmd`, or `command` as a string or argv).
@@ -1086,6 +1126,38 @@ mod tests {
         assert!(end.success);
         assert_eq!(end.result.as_deref(), Some("Hi"));
         assert_eq!(end.session_id.as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn token_count_carries_the_last_call_and_the_context_window_from_the_rollout() {
+        let mut n = CodexNormalizer::new();
+        let mut out = Vec::new();
+        for (input, cached) in [(1234, 1000), (1234, 1000)] {
+            n.rollout_line(
+                &format!(
+                    r#"{{"type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{input}}},"last_token_usage":{{"input_tokens":{input},"cached_input_tokens":{cached},"output_tokens":56}},"model_context_window":258400}}}}}}"#
+                ),
+                false,
+                &mut out,
+            );
+        }
+        n.line(
+            r#"{"type":"turn.completed","usage":{"input_tokens":2468,"cached_input_tokens":2000,"output_tokens":112}}"#,
+            &mut out,
+        );
+        let info = out
+            .iter()
+            .find_map(|e| match e {
+                Event::Message { message } if message["type"] == "event_msg" => {
+                    Some(message["payload"]["info"].clone())
+                }
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(info["last_token_usage"]["input_tokens"], 1234, "{info}");
+        assert_eq!(info["last_token_usage"]["cached_input_tokens"], 1000);
+        assert_eq!(info["total_token_usage"]["input_tokens"], 2468);
+        assert_eq!(info["model_context_window"], 258400);
     }
 
     #[test]

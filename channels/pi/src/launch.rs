@@ -307,11 +307,7 @@ pub fn build_turn(
             ),
         ));
     }
-    if let Some(prompt) = request
-        .agent_prompt
-        .as_deref()
-        .filter(|p| !p.trim().is_empty())
-    {
+    if let Some(prompt) = request.instructions() {
         let dir = scratch_dir(&mut scratch, flavor.probe.id)?;
         let path = dir.join("agent-prompt.md");
         write_private(&path, prompt.as_bytes())

@@ -117,11 +117,7 @@ pub fn build_turn(
     for note in effective.notes {
         warnings.push(Event::warning("permission_mode", note.message));
     }
-    if let Some(prompt) = request
-        .agent_prompt
-        .as_deref()
-        .filter(|p| !p.trim().is_empty())
-    {
+    if let Some(prompt) = request.instructions() {
         command.arg("--append-system-prompt").arg(prompt);
     }
     if let Some(effort) = &request.reasoning_effort {
