@@ -65,12 +65,94 @@ fn core_scenarios(tool_mode: &str) -> Vec<Scenario> {
 
 /// How the recorder starts the bridge for one provider.
 struct Target {
-    /// Corpus directory name (the provider id, or `<id>-<transport>` for a second transport).
+    /// Corpus directory name (the provider id).
     corpus: &'static str,
     /// The CLI executable, whose `--version` names the corpus version directory.
     cli: &'static str,
+    /// `bridge <provider> send …` for a sandbox the recorder made with `prepare`.
     command: fn(&Sandbox, &Mock) -> Command,
+    /// Writes the CLI's config into a fresh sandbox (model files pointing at the mock).
+    prepare: fn(&Sandbox, &Mock),
+    /// Fields every request of this provider carries (model, endpoint, cwd).
+    request: fn(&Sandbox, &Mock) -> Value,
+    /// A scenario name prefix (`acp-` for a second transport recorded next to the first).
+    prefix: &'static str,
+    /// `(what --version prints, package version)` for CLIs whose `--version` is not their
+    /// package's version (the corpus, like the installer, is keyed by the package version).
+    reports: Option<(&'static str, &'static str)>,
     tool_mode: &'static str,
+}
+
+impl Target {
+    fn new(
+        corpus: &'static str,
+        cli: &'static str,
+        command: fn(&Sandbox, &Mock) -> Command,
+        tool_mode: &'static str,
+    ) -> Target {
+        Target {
+            corpus,
+            cli,
+            command,
+            prepare: |_, _| {},
+            request: |_, _| json!({}),
+            prefix: "",
+            reports: None,
+            tool_mode,
+        }
+    }
+}
+
+fn codex(sandbox: &Sandbox, _: &Mock) -> Command {
+    codex_command(sandbox, &["--format", "jsonl"])
+}
+
+fn pi(sandbox: &Sandbox, _: &Mock) -> Command {
+    pi_command(sandbox, &["--format", "jsonl"])
+}
+
+fn omp(sandbox: &Sandbox, _: &Mock) -> Command {
+    omp_command(sandbox, &["--format", "jsonl"])
+}
+
+fn grok_cli(sandbox: &Sandbox, _: &Mock) -> Command {
+    grok_cli_command(sandbox, &["--format", "jsonl"])
+}
+
+fn gemini_json(sandbox: &Sandbox, mock: &Mock) -> Command {
+    acp_command(
+        Provider::Gemini.json(),
+        sandbox,
+        &mock.url(),
+        &["--format", "jsonl"],
+    )
+}
+
+fn gemini_acp(sandbox: &Sandbox, mock: &Mock) -> Command {
+    acp_command(
+        Provider::Gemini,
+        sandbox,
+        &mock.url(),
+        &["--format", "jsonl"],
+    )
+}
+
+fn copilot_json(sandbox: &Sandbox, mock: &Mock) -> Command {
+    acp_command(
+        Provider::Copilot.json(),
+        sandbox,
+        &mock.url(),
+        &["--format", "jsonl"],
+    )
+}
+
+fn opencode_json(sandbox: &Sandbox, mock: &Mock) -> Command {
+    acp_command(
+        Provider::Opencode.json(),
+        sandbox,
+        &mock.url(),
+        &["--format", "jsonl"],
+    )
 }
 
 fn claude(sandbox: &Sandbox, mock: &Mock) -> Command {
@@ -167,7 +249,12 @@ fn record(target: Target) {
         // environment concurrently at this point.
         unsafe { std::env::set_var("PATH", path) };
     }
-    let version = cli_version(target.cli);
+    let mut version = cli_version(target.cli);
+    if let Some((reported, package)) = target.reports
+        && version == reported
+    {
+        version = package.to_string();
+    }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/corpus")
         .join(target.corpus)
@@ -188,30 +275,49 @@ fn record(target: Target) {
 
     let mock = Mock::start();
     let mut session: Option<String> = None;
+    let mut recorded = json!({});
     for scenario in core_scenarios(target.tool_mode) {
-        let sandbox = Sandbox::new();
+        if scenario.resume && session.is_none() {
+            // The CLI has no sessions (grok-cli): nothing to resume.
+            eprintln!(
+                "{}: skipped, the first turn reported no session",
+                scenario.name
+            );
+            continue;
+        }
+        // A resumed turn must run where the first one did (the CLIs keep sessions per HOME).
+        let sandbox = match scenario.resume {
+            true => RESUME_SANDBOX
+                .with(|s| s.borrow_mut().take())
+                .unwrap_or_else(|| panic!("{}: no sandbox from the turn before", scenario.name)),
+            false => {
+                let sandbox = Sandbox::new();
+                (target.prepare)(&sandbox, &mock);
+                sandbox
+            }
+        };
         let mut request = scenario.request.clone();
+        if let (Some(fields), Some(base)) = (
+            (target.request)(&sandbox, &mock).as_object(),
+            request.as_object_mut(),
+        ) {
+            for (key, value) in fields {
+                base.entry(key.clone()).or_insert_with(|| value.clone());
+            }
+        }
         if scenario.resume {
             let Some(id) = &session else {
                 panic!("{}: no session from the turn before", scenario.name);
             };
             request["sessionId"] = json!(id);
         }
-        // A resumed turn must run where the first one did (the CLIs keep sessions per HOME).
-        let sandbox = if scenario.resume {
-            RESUME_SANDBOX
-                .with(|s| s.borrow_mut().take())
-                .unwrap_or(sandbox)
-        } else {
-            sandbox
-        };
         let prefix = sandbox.root().join("recording");
         let mut cmd = (target.command)(&sandbox, &mock);
         // CLIs that retry 429/500 for minutes are stopped; the recording keeps what they printed
         // until then (the replay tests expect such a turn to have no terminal event).
         cmd.arg("--record")
             .arg(&prefix)
-            .args(["--timeout", "60", "--idle-timeout", "20"]);
+            .args(["--timeout", "90", "--idle-timeout", "45"]);
         let out = run_with_stdin(cmd, &request.to_string());
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let end = jsonl_events(&stdout)
@@ -222,10 +328,17 @@ fn record(target: Target) {
             session = end["session_id"].as_str().map(str::to_string);
         }
 
+        let name = format!("{}{}", target.prefix, scenario.name);
         for extension in ["stdout", "stderr", "stdin"] {
-            let target_file = dir.join(format!("{}.{extension}", scenario.name));
+            let target_file = dir.join(format!("{name}.{extension}"));
             let _ = std::fs::remove_file(&target_file);
-            if let Ok(bytes) = std::fs::read(prefix.with_extension(extension)) {
+            let recorded = std::fs::read(prefix.with_extension(extension));
+            // A CLI that printed nothing on stdout still has the scenario (an empty stdout).
+            let recorded = match (recorded, extension) {
+                (Err(_), "stdout") => Ok(Vec::new()),
+                (recorded, _) => recorded,
+            };
+            if let Ok(bytes) = recorded {
                 let text = scrub(&String::from_utf8_lossy(&bytes), &sandbox);
                 assert!(
                     !text.contains(CANARY_KEY),
@@ -242,16 +355,31 @@ fn record(target: Target) {
             .lines()
             .filter_map(|l| serde_json::from_str(&scrub(l, &sandbox)).ok())
             .collect();
-        manifest["scenarios"][scenario.name] = json!({
-            "request": request,
+        let entry = json!({
+            "request": serde_json::from_str::<Value>(&scrub(&request.to_string(), &sandbox))
+                .unwrap_or(Value::Null),
             "command": command,
             "exit": read("exit").lines().last().unwrap_or(""),
             "bridge_result": {"success": end["success"], "error": end["error"]},
             "recorded": today(),
         });
+        // Errors quote the mock's address: scrubbed like the files.
+        recorded[&name] = serde_json::from_str(&scrub(&entry.to_string(), &sandbox)).unwrap();
         if scenario.name == "resume-turn1" {
             RESUME_SANDBOX.with(|s| *s.borrow_mut() = Some(sandbox));
         }
+    }
+    // Another target of the same version (gemini's two transports) may have written the
+    // manifest meanwhile: start from the file as it is now, with this run's scenarios replaced.
+    if let Some(current) = std::fs::read_to_string(&manifest_path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        && current["scenarios"].is_object()
+    {
+        manifest["scenarios"] = current["scenarios"].clone();
+    }
+    for (name, entry) in recorded.as_object().into_iter().flatten() {
+        manifest["scenarios"][name] = entry.clone();
     }
     let text = serde_json::to_string_pretty(&manifest).unwrap();
     std::fs::write(&manifest_path, format!("{text}\n")).unwrap();
@@ -267,35 +395,55 @@ thread_local! {
     static RESUME_SANDBOX: std::cell::RefCell<Option<Sandbox>> = const { std::cell::RefCell::new(None) };
 }
 
-#[test]
-#[ignore = "the recorder: run by scripts/record"]
-fn record_claude() {
-    record(Target {
-        corpus: "claude",
-        cli: "claude",
-        command: claude,
-        tool_mode: "bypassPermissions",
-    });
+/// One `#[ignore]`d recorder test per target: `scripts/record <name>` runs `record_<name>`.
+macro_rules! recorders {
+    ($($name:ident => $target:expr;)*) => {$(
+        #[test]
+        #[ignore = "the recorder: run by scripts/record"]
+        fn $name() {
+            record($target);
+        }
+    )*};
 }
 
-#[test]
-#[ignore = "the recorder: run by scripts/record"]
-fn record_qwen() {
-    record(Target {
-        corpus: "qwen",
-        cli: "qwen",
-        command: qwen_json,
-        tool_mode: "yolo",
-    });
+fn pi_family_request(sandbox: &Sandbox, _: &Mock) -> Value {
+    json!({"cwd": sandbox.work(), "model": common::pi_family::PI_FAMILY_MODEL})
 }
 
-#[test]
-#[ignore = "the recorder: run by scripts/record"]
-fn record_kimi() {
-    record(Target {
-        corpus: "kimi",
-        cli: "kimi",
-        command: kimi_json,
-        tool_mode: "yolo",
-    });
+recorders! {
+    record_claude => Target::new("claude", "claude", claude, "bypassPermissions");
+    record_qwen => Target::new("qwen", "qwen", qwen_json, "yolo");
+    record_kimi => Target::new("kimi", "kimi", kimi_json, "yolo");
+    record_codex => Target {
+        request: |sandbox, mock| json!({
+            "cwd": sandbox.work(), "model": "gpt-5.5", "baseUrl": mock.api_base(), "apiKey": CANARY_KEY,
+        }),
+        ..Target::new("codex", "codex", codex, "bypassPermissions")
+    };
+    record_gemini => Target::new("gemini", "gemini", gemini_json, "yolo");
+    record_gemini_acp => Target {
+        prefix: "acp-",
+        ..Target::new("gemini", "gemini", gemini_acp, "bypassPermissions")
+    };
+    record_copilot => Target::new("copilot", "copilot", copilot_json, "bypassPermissions");
+    record_opencode => Target::new("opencode", "opencode", opencode_json, "bypassPermissions");
+    record_pi => Target {
+        prepare: |sandbox, mock| write_pi_models(sandbox, &mock.api_base()),
+        request: pi_family_request,
+        ..Target::new("pi", "pi", pi, "bypassPermissions")
+    };
+    record_omp => Target {
+        prepare: |sandbox, mock| write_omp_models(sandbox, &mock.api_base()),
+        request: pi_family_request,
+        ..Target::new("omp", "omp", omp, "bypassPermissions")
+    };
+    record_grok_cli => Target {
+        // @vibe-kit/grok-cli 0.0.34 prints 1.0.1 (tests/install-clis.sh, `reports=`).
+        reports: Some(("1.0.1", "0.0.34")),
+        request: |sandbox, mock| json!({
+            "cwd": sandbox.work(), "model": "mock-model",
+            "baseUrl": format!("{}/v1", mock.server.base_url()), "apiKey": CANARY_KEY,
+        }),
+        ..Target::new("grok-cli", "grok-cli", grok_cli, "bypassPermissions")
+    };
 }

@@ -80,3 +80,29 @@ fn cancel_capture() {
     assert!(!ends[0].success, "a cancelled prompt is not a success");
     assert!(ends[1].success);
 }
+
+/// Every ACP transcript the recorder made (`acp-*` scenarios of every provider recorded over
+/// ACP; gemini so far) replays to one turn end, and the successful text turn streams its answer.
+#[test]
+fn every_recorded_acp_transcript_replays_to_one_turn_end() {
+    let names: Vec<String> = captures::names("gemini")
+        .into_iter()
+        .filter(|n| {
+            n.starts_with("gemini-acp-")
+                && !n.ends_with("allow")
+                && !n.ends_with("reject")
+                && !n.ends_with("cancel")
+        })
+        .collect();
+    assert!(names.len() >= 10, "{names:?}");
+    for name in &names {
+        let events = check(name);
+        let ends = events
+            .iter()
+            .filter(|e| matches!(e, Event::TurnEnd(_)))
+            .count();
+        assert!(ends <= 1, "{name}: {ends} turn ends");
+    }
+    let events = check("gemini-acp-text");
+    assert_eq!(streamed_text(&events), "Hello from the mock model.");
+}

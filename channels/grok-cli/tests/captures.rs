@@ -31,9 +31,12 @@ fn every_grok_capture_normalizes_to_a_stable_event_stream() {
 #[test]
 fn api_errors_fail_although_the_cli_exited_zero() {
     for (capture, message) in [
-        ("grok-cli-err401", "401 Incorrect API key"),
-        ("grok-cli-err429", "429 Rate limit"),
-        ("grok-cli-err500", "500 The server had an error"),
+        ("grok-cli-err401", "401 invalid x-api-key"),
+        (
+            "grok-cli-err429",
+            "429 Number of requests has exceeded your rate limit",
+        ),
+        ("grok-cli-err500", "500 Internal server error"),
     ] {
         let (_, end) = run(capture);
         assert!(!end.success, "{capture}");

@@ -29,7 +29,8 @@ fn normalize(name: &str) -> Vec<Event> {
     let stdout = captures::stdout(name);
     let stderr = captures::read(name, "stderr");
     let mut normalizer = OpencodeNormalizer::new(None);
-    replay("opencode", &mut normalizer, &stdout, &stderr, exit(name))
+    let exit = captures::recorded_exit(name).unwrap_or_else(|| exit(name));
+    replay("opencode", &mut normalizer, &stdout, &stderr, exit)
 }
 
 fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
@@ -47,9 +48,14 @@ fn every_opencode_capture_normalizes_to_a_stable_event_stream() {
 #[test]
 fn errors_and_unfinished_runs_are_failures() {
     for (capture, message) in [
-        ("opencode-err401", "Incorrect API key provided"),
-        ("opencode-err429", "Rate limit reached"),
-        ("opencode-err500", "The server had an error"),
+        ("opencode-err401", "invalid x-api-key (HTTP 401)"),
+        (
+            "opencode-err429",
+            "Number of requests has exceeded your rate limit (HTTP 429)",
+        ),
+        // opencode retries a 500 silently until the recorder's idle deadline stops it.
+        ("opencode-err500", "signal 15"),
+        ("opencode-midstream", "Overloaded (mid-stream)"),
         ("opencode-failed", "The mock model failed mid-stream."),
         ("opencode-resume-badid", "exit code 1"),
         ("opencode-drop", "signal 15"),

@@ -32,9 +32,13 @@ fn every_pi_capture_normalizes_to_a_stable_event_stream() {
 #[test]
 fn api_errors_fail_although_pi_exited_zero() {
     for (capture, message) in [
-        ("pi-err401", "401 Incorrect API key"),
-        ("pi-err429", "429"),
-        ("pi-err500", "500 The server had an error"),
+        ("pi-err401", "401 invalid x-api-key"),
+        (
+            "pi-err429",
+            "429 Number of requests has exceeded your rate limit",
+        ),
+        ("pi-err500", "500 Internal server error"),
+        ("pi-midstream", "Overloaded (mid-stream)"),
         ("pi-failed", "The mock model failed mid-stream."),
         ("pi-resume-badid", "pi exited with exit code 1"),
     ] {
