@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 pub mod approvals;
+pub mod deltas;
 pub mod normalize;
 
 use std::path::PathBuf;
