@@ -26,6 +26,7 @@
 pub mod approvals;
 pub mod deltas;
 pub mod normalize;
+pub mod relay;
 
 use std::path::PathBuf;
 
