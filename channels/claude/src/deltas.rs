@@ -255,7 +255,7 @@ impl BlockDeltas {
                     }
                 }
             }
-            Reading::Snapshots => snapshot(block, delta),
+            Reading::Snapshots => snapshot(block, delta, self.mode),
         };
         if block.reading == Reading::Snapshots {
             self.rewrote = true;
@@ -264,13 +264,20 @@ impl BlockDeltas {
     }
 }
 
-/// A delta of a block known to be snapshots: the new tail, a corrective snapshot, or (when it
-/// shares little with the text so far) an increment after all.
-fn snapshot(block: &mut Block, delta: &str) -> Correction {
+/// A delta of a block read as snapshots: the new tail, or a corrective snapshot. A relay
+/// declared [`DeltaMode::Cumulative`] only ever sends the block's whole text, so any other
+/// delta replaces it. A block that [`DeltaMode::Auto`] found to be snapshots is read more
+/// carefully: a repeat of an older, shorter snapshot adds nothing, and a delta that shares
+/// less than half of the text so far is an increment after all.
+fn snapshot(block: &mut Block, delta: &str, mode: DeltaMode) -> Correction {
     if delta.starts_with(block.shown.as_str()) {
         let tail = delta[block.shown.len()..].to_string();
         block.shown = delta.to_string();
         return Correction::Append(tail);
+    }
+    if mode == DeltaMode::Cumulative {
+        block.shown = delta.to_string();
+        return Correction::Reset("the relay sent a corrective snapshot; the block was re-sent");
     }
     if block.shown.starts_with(delta) {
         // A shorter snapshot (a repeat of an earlier one): nothing new.
@@ -367,10 +374,24 @@ mod tests {
             ),
             ("Hello world!".into(), 1)
         );
-        // "actual" → "actuall" extends; a repeat of an older, shorter snapshot adds nothing.
+        // "actual" → "actuall" extends. Declared cumulative, a shorter snapshot is the text
+        // now; found by detection, a repeat of an older one adds nothing.
         assert_eq!(
             client_text(DeltaMode::Cumulative, &["actual", "actuall", "actual", "actually"]),
+            ("actually".into(), 1)
+        );
+        assert_eq!(
+            client_text(DeltaMode::Auto, &["actual", "actuall", "actual", "actually"]),
             ("actually".into(), 0)
+        );
+        // Detected snapshots followed by something that shares little: an increment.
+        assert_eq!(
+            client_text(DeltaMode::Auto, &["Hello", "Hello world", " again"]),
+            ("Hello world again".into(), 0)
+        );
+        assert_eq!(
+            client_text(DeltaMode::Cumulative, &["a", "azz", "ab", "abc"]),
+            ("abc".into(), 1)
         );
     }
 
