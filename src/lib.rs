@@ -107,9 +107,11 @@ fn built_in_router() -> core::Router {
         .with(Arc::new(pi::channel()))
         .with(Arc::new(omp::channel()))
         .with(Arc::new(grok_cli::channel()));
-    claude::relay::BUILT_IN.iter().fold(router, |router, relay| {
-        router.with(Arc::new(claude::relay::RelayChannel::new(relay)))
-    })
+    claude::relay::BUILT_IN
+        .iter()
+        .fold(router, |router, relay| {
+            router.with(Arc::new(claude::relay::RelayChannel::new(relay)))
+        })
 }
 
 /// The router with every built-in provider registered, and the relays declared in

@@ -136,13 +136,17 @@ fn leak(s: String) -> &'static str {
 
 fn valid_id(id: &str) -> bool {
     let mut chars = id.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
 fn valid_env_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
         && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
@@ -293,7 +297,12 @@ mod tests {
         let d = &relays[0];
         assert_eq!(
             (d.id, d.display_name, d.base_url, d.key_env()),
-            ("deepseek", "DeepSeek", "https://api.deepseek.com/anthropic", "DEEPSEEK_API_KEY")
+            (
+                "deepseek",
+                "DeepSeek",
+                "https://api.deepseek.com/anthropic",
+                "DEEPSEEK_API_KEY"
+            )
         );
         assert_eq!(d.deltas, DeltaMode::Incremental);
         assert_eq!(
@@ -303,23 +312,30 @@ mod tests {
                 ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "deepseek-lite")
             ]
         );
-        assert_eq!((relays[1].display_name, relays[1].deltas), ("inhouse", DeltaMode::Auto));
+        assert_eq!(
+            (relays[1].display_name, relays[1].deltas),
+            ("inhouse", DeltaMode::Auto)
+        );
         assert!(parse_str("").unwrap().is_empty());
     }
 
     #[test]
     fn errors_name_the_file_line_and_field() {
         assert_eq!(
-            error_of("[providers.x]\nbase_url = \"https://a\"\nkey_env = \"K\"\ndeltas = \"snapshots\"\n"),
+            error_of(
+                "[providers.x]\nbase_url = \"https://a\"\nkey_env = \"K\"\ndeltas = \"snapshots\"\n"
+            ),
             "/cfg/providers.toml:4:10: `providers.x.deltas`: `snapshots` is not one of incremental, cumulative, auto"
         );
         assert_eq!(
             error_of("[providers.x]\nbase_url = \"ftp://a\"\nkey_env = \"K\"\n"),
             "/cfg/providers.toml:2:12: `providers.x.base_url`: `ftp://a` is not an http:// or https:// URL"
         );
-        let unknown = error_of("[providers.x]\nbase_url = \"https://a\"\nkey_env = \"K\"\nmodel = \"m\"\n");
+        let unknown =
+            error_of("[providers.x]\nbase_url = \"https://a\"\nkey_env = \"K\"\nmodel = \"m\"\n");
         assert!(
-            unknown.starts_with("/cfg/providers.toml:4:1: `providers.x.model`: unknown field `model`"),
+            unknown
+                .starts_with("/cfg/providers.toml:4:1: `providers.x.model`: unknown field `model`"),
             "{unknown}"
         );
         let missing = error_of("[providers.x]\nbase_url = \"https://a\"\n");

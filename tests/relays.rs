@@ -123,10 +123,10 @@ fn run(mock: &Mock, relay: &Relay, format: &str, request: &Value) -> (String, Sa
     }
     // The main loop (the request with tools) uses the relay's main model.
     assert!(
-        requests
-            .iter()
-            .any(|r| r.body["tools"].as_array().is_some_and(|t| !t.is_empty())
-                && r.model() == Some(relay.models[0])),
+        requests.iter().any(
+            |r| r.body["tools"].as_array().is_some_and(|t| !t.is_empty())
+                && r.model() == Some(relay.models[0])
+        ),
         "{}: no main-loop request with {}",
         relay.id,
         relay.models[0]

@@ -111,8 +111,10 @@ fn run(u: &mut Unstructured) -> Result<()> {
             ("text_delta", "text")
         };
         for d in &ds {
-            lines.push(stream(json!({"type": "content_block_delta", "index": index,
-                                     "delta": {"type": ty, field: d}})));
+            lines.push(stream(
+                json!({"type": "content_block_delta", "index": index,
+                                     "delta": {"type": ty, field: d}}),
+            ));
             if kind == "text" && !d.is_empty() {
                 sent.push(d.clone());
             }

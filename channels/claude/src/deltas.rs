@@ -351,7 +351,11 @@ mod tests {
         assert_eq!(
             client_text(
                 DeltaMode::Auto,
-                &["Now I need to add", "Now I need to add the", "Now I need to add the handler"]
+                &[
+                    "Now I need to add",
+                    "Now I need to add the",
+                    "Now I need to add the handler"
+                ]
             ),
             ("Now I need to add the handler".into(), 0)
         );
@@ -360,7 +364,10 @@ mod tests {
     #[test]
     fn auto_learning_late_resets_the_block() {
         assert_eq!(
-            client_text(DeltaMode::Auto, &["He", "Hel", "Hello", "Hello w", "Hello world"]),
+            client_text(
+                DeltaMode::Auto,
+                &["He", "Hel", "Hello", "Hello w", "Hello world"]
+            ),
             ("Hello world".into(), 1)
         );
     }
@@ -377,11 +384,17 @@ mod tests {
         // "actual" → "actuall" extends. Declared cumulative, a shorter snapshot is the text
         // now; found by detection, a repeat of an older one adds nothing.
         assert_eq!(
-            client_text(DeltaMode::Cumulative, &["actual", "actuall", "actual", "actually"]),
+            client_text(
+                DeltaMode::Cumulative,
+                &["actual", "actuall", "actual", "actually"]
+            ),
             ("actually".into(), 1)
         );
         assert_eq!(
-            client_text(DeltaMode::Auto, &["actual", "actuall", "actual", "actually"]),
+            client_text(
+                DeltaMode::Auto,
+                &["actual", "actuall", "actual", "actually"]
+            ),
             ("actually".into(), 0)
         );
         // Detected snapshots followed by something that shares little: an increment.
@@ -398,7 +411,10 @@ mod tests {
     #[test]
     fn cumulative_keeps_repeated_characters_inside_snapshots() {
         assert_eq!(
-            client_text(DeltaMode::Cumulative, &["a", "aa", "aaa", "aaa ha", "aaa ha ha"]),
+            client_text(
+                DeltaMode::Cumulative,
+                &["a", "aa", "aaa", "aaa ha", "aaa ha ha"]
+            ),
             ("aaa ha ha".into(), 0)
         );
     }
@@ -443,7 +459,10 @@ mod tests {
     fn multibyte_text_is_cut_on_char_boundaries() {
         assert_eq!(common_prefix("héllo", "hèllo"), 1);
         assert_eq!(
-            client_text(DeltaMode::Cumulative, &["héllo wörld", "héllo wörld ü", "héllo wörlt"]),
+            client_text(
+                DeltaMode::Cumulative,
+                &["héllo wörld", "héllo wörld ü", "héllo wörlt"]
+            ),
             ("héllo wörlt".into(), 1)
         );
     }

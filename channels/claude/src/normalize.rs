@@ -885,8 +885,14 @@ mod tests {
             ],
         );
         let (text, thinking, result) = assembled(&events);
-        assert_eq!((text.as_str(), result.as_deref()), ("Hello world", Some("Hello world")));
-        assert_eq!(thinking, "HmHmm, ok", "thinking stayed incremental (prefix too short)");
+        assert_eq!(
+            (text.as_str(), result.as_deref()),
+            ("Hello world", Some("Hello world"))
+        );
+        assert_eq!(
+            thinking, "HmHmm, ok",
+            "thinking stayed incremental (prefix too short)"
+        );
         assert_eq!(
             events
                 .iter()
@@ -912,12 +918,13 @@ mod tests {
             assert_eq!(text, "aa ha ha ha ha", "{mode:?}");
             assert_eq!(result.as_deref(), Some("aa ha ha ha ha"), "{mode:?}");
             assert!(
-                !events
-                    .iter()
-                    .any(|e| matches!(e, Event::Warning { .. })),
+                !events.iter().any(|e| matches!(e, Event::Warning { .. })),
                 "{mode:?}: {events:?}"
             );
-            assert_eq!(events.iter().filter(|e| **e == Event::BlockReset).count(), 1);
+            assert_eq!(
+                events.iter().filter(|e| **e == Event::BlockReset).count(),
+                1
+            );
         }
     }
 
@@ -925,13 +932,23 @@ mod tests {
     fn a_corrective_snapshot_resets_the_segment() {
         let events = relay_turn(
             DeltaMode::Cumulative,
-            &[(0, "text", "Hello wrold"), (0, "text", "Hello world"), (0, "text", "Hello world!")],
+            &[
+                (0, "text", "Hello wrold"),
+                (0, "text", "Hello world"),
+                (0, "text", "Hello world!"),
+            ],
         );
         let (text, _, result) = assembled(&events);
-        assert_eq!((text.as_str(), result.as_deref()), ("Hello world!", Some("Hello world!")));
+        assert_eq!(
+            (text.as_str(), result.as_deref()),
+            ("Hello world!", Some("Hello world!"))
+        );
         // Everything streamed: the wrong text, then after the reset the corrected block.
         assert_eq!(streamed_text(&events), "Hello wroldHello world!");
-        assert_eq!(events.iter().filter(|e| **e == Event::BlockReset).count(), 2);
+        assert_eq!(
+            events.iter().filter(|e| **e == Event::BlockReset).count(),
+            2
+        );
     }
 
     #[test]

@@ -175,7 +175,9 @@ impl ClaudeRelay {
         command
             .env
             .retain(|(var, _)| var != "ANTHROPIC_API_KEY" && var != "ANTHROPIC_BASE_URL");
-        command.env_remove.extend(ANTHROPIC_CREDENTIALS.iter().map(Into::into));
+        command
+            .env_remove
+            .extend(ANTHROPIC_CREDENTIALS.iter().map(Into::into));
         command.env("ANTHROPIC_BASE_URL", base_url);
         command.env("ANTHROPIC_AUTH_TOKEN", key);
         for (var, model) in self.models.env() {
@@ -286,28 +288,53 @@ mod tests {
     fn the_key_comes_from_the_variable_and_the_request_overrides_key_and_url() {
         let env = ProbeEnv::empty().with_var("MINIMAX_API_KEY", "mm-key-123456");
         let turn = MINIMAX
-            .build_turn("claude".into(), &request(serde_json::json!({"message": "hi"})), &env)
+            .build_turn(
+                "claude".into(),
+                &request(serde_json::json!({"message": "hi"})),
+                &env,
+            )
             .unwrap();
         assert_eq!(turn.turn.provider, "minimax");
-        assert_eq!(env_of(&turn, "ANTHROPIC_AUTH_TOKEN").as_deref(), Some("mm-key-123456"));
+        assert_eq!(
+            env_of(&turn, "ANTHROPIC_AUTH_TOKEN").as_deref(),
+            Some("mm-key-123456")
+        );
         assert_eq!(
             env_of(&turn, "ANTHROPIC_BASE_URL").as_deref(),
             Some("https://api.minimax.io/anthropic")
         );
-        assert_eq!(env_of(&turn, "ANTHROPIC_MODEL").as_deref(), Some("MiniMax-M2"));
+        assert_eq!(
+            env_of(&turn, "ANTHROPIC_MODEL").as_deref(),
+            Some("MiniMax-M2")
+        );
         assert_eq!(env_of(&turn, "ANTHROPIC_API_KEY"), None);
-        assert!(turn.turn.command.env_remove.iter().any(|v| v == "ANTHROPIC_API_KEY"));
+        assert!(
+            turn.turn
+                .command
+                .env_remove
+                .iter()
+                .any(|v| v == "ANTHROPIC_API_KEY")
+        );
 
         let turn = MINIMAX
             .build_turn(
                 "claude".into(),
-                &request(serde_json::json!({"message": "hi", "apiKey": "req-key-123456",
-                    "baseUrl": "http://127.0.0.1:9/anthropic"})),
+                &request(
+                    serde_json::json!({"message": "hi", "apiKey": "req-key-123456",
+                    "baseUrl": "http://127.0.0.1:9/anthropic"}),
+                ),
                 &env,
             )
             .unwrap();
-        assert_eq!(env_of(&turn, "ANTHROPIC_AUTH_TOKEN").as_deref(), Some("req-key-123456"));
-        assert_eq!(env_of(&turn, "ANTHROPIC_API_KEY"), None, "the key goes to the bearer only");
+        assert_eq!(
+            env_of(&turn, "ANTHROPIC_AUTH_TOKEN").as_deref(),
+            Some("req-key-123456")
+        );
+        assert_eq!(
+            env_of(&turn, "ANTHROPIC_API_KEY"),
+            None,
+            "the key goes to the bearer only"
+        );
         assert_eq!(
             env_of(&turn, "ANTHROPIC_BASE_URL").as_deref(),
             Some("http://127.0.0.1:9/anthropic")

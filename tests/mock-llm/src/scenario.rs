@@ -143,8 +143,7 @@ pub const RELAY_REPEAT_TEXT: &str = "aa ha ha ha!!";
 pub const RELAY_CORRECTED_TEXT: &str = "Hello world, corrected.";
 
 /// The message of the `relay-err401` scenario.
-pub const RELAY_401_MESSAGE: &str =
-    "login fail: Please carry the API secret key in the 'Authorization' field of the request header (1004)";
+pub const RELAY_401_MESSAGE: &str = "login fail: Please carry the API secret key in the 'Authorization' field of the request header (1004)";
 
 /// The message of the `relay-err529` scenario.
 pub const RELAY_529_MESSAGE: &str =
