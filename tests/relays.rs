@@ -53,23 +53,35 @@ deltas = "cumulative"
 models = { main = "inhouse-large", opus = "inhouse-large", sonnet = "inhouse-large", haiku = "inhouse-small", small_fast = "inhouse-small" }
 "#;
 
+/// Writes `text` as the sandbox's `providers.toml`; returns its `XDG_CONFIG_HOME`.
+fn write_providers(sandbox: &Sandbox, text: &str) -> std::path::PathBuf {
+    let config = sandbox.root().join("config");
+    std::fs::create_dir_all(config.join("bridge")).unwrap();
+    std::fs::write(config.join("bridge/providers.toml"), text).unwrap();
+    config
+}
+
+/// The bridge with a clean environment: HOME in the sandbox, its `providers.toml`.
+fn bridge_with_providers(sandbox: &Sandbox, config: &std::path::Path) -> Command {
+    let mut cmd = bridge();
+    cmd.env_clear()
+        .env("XDG_CONFIG_HOME", config)
+        .env("HOME", sandbox.home());
+    cmd
+}
+
 /// `bridge <relay> send` with a clean environment: the relay's key in its variable (the
 /// canary), an Anthropic key that must not be used, `providers.toml` in the sandbox's
 /// `XDG_CONFIG_HOME`. The endpoint is the mock, under the relay's path, through `baseUrl`
 /// (the vendors' default URLs are unreachable here).
 fn relay_command(sandbox: &Sandbox, relay: &Relay, extra_args: &[&str]) -> Command {
-    let config = sandbox.root().join("config");
-    std::fs::create_dir_all(config.join("bridge")).unwrap();
-    std::fs::write(config.join("bridge/providers.toml"), PROVIDERS_TOML).unwrap();
-    let mut cmd = bridge();
-    cmd.env_clear()
-        .arg(relay.id)
+    let config = write_providers(sandbox, PROVIDERS_TOML);
+    let mut cmd = bridge_with_providers(sandbox, &config);
+    cmd.arg(relay.id)
         .arg("send")
         .args(extra_args)
         .current_dir(sandbox.work())
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", sandbox.home())
-        .env("XDG_CONFIG_HOME", &config)
         .env("CLAUDE_CONFIG_DIR", sandbox.home().join(".claude"))
         .env("TMPDIR", sandbox.root().join("tmp"))
         .env("LANG", "C.UTF-8")
@@ -385,17 +397,11 @@ fn resume_through_a_relay_keeps_the_session() {
 #[test]
 fn an_invalid_providers_file_names_file_line_and_field() {
     let sandbox = Sandbox::new();
-    let config = sandbox.root().join("config");
-    std::fs::create_dir_all(config.join("bridge")).unwrap();
-    std::fs::write(
-        config.join("bridge/providers.toml"),
+    let config = write_providers(
+        &sandbox,
         "[providers.inhouse]\nbase_url = \"https://relay.invalid\"\nkey_env = \"K\"\ndeltas = \"sometimes\"\n",
-    )
-    .unwrap();
-    let out = bridge()
-        .env_clear()
-        .env("XDG_CONFIG_HOME", &config)
-        .env("HOME", sandbox.home())
+    );
+    let out = bridge_with_providers(&sandbox, &config)
         .args(["inhouse", "send", "hi"])
         .stdin(Stdio::null())
         .output()
@@ -412,15 +418,11 @@ fn an_invalid_providers_file_names_file_line_and_field() {
     assert_eq!(out.status.code(), Some(1));
 
     // A built-in id is refused.
-    std::fs::write(
-        config.join("bridge/providers.toml"),
+    write_providers(
+        &sandbox,
         "[providers.claude]\nbase_url = \"https://relay.invalid\"\nkey_env = \"K\"\n",
-    )
-    .unwrap();
-    let out = bridge()
-        .env_clear()
-        .env("XDG_CONFIG_HOME", &config)
-        .env("HOME", sandbox.home())
+    );
+    let out = bridge_with_providers(&sandbox, &config)
         .args(["system", "status", "--json"])
         .env("BRIDGE_PROVIDERS", "claude,minimax")
         .env("BRIDGE_LOGIN_SHELL", "0")
@@ -436,15 +438,10 @@ fn an_invalid_providers_file_names_file_line_and_field() {
 #[test]
 fn system_status_lists_the_relays_with_key_presence_only() {
     let sandbox = Sandbox::new();
-    let config = sandbox.root().join("config");
-    std::fs::create_dir_all(config.join("bridge")).unwrap();
-    std::fs::write(config.join("bridge/providers.toml"), PROVIDERS_TOML).unwrap();
-    let out = bridge()
-        .env_clear()
+    let config = write_providers(&sandbox, PROVIDERS_TOML);
+    let out = bridge_with_providers(&sandbox, &config)
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("XDG_CONFIG_HOME", &config)
         .env("XDG_CACHE_HOME", sandbox.root().join("cache"))
-        .env("HOME", sandbox.home())
         .env("BRIDGE_LOGIN_SHELL", "0")
         .env("BRIDGE_PROVIDERS", "minimax,zcode,inhouse")
         .env("MINIMAX_API_KEY", CANARY_KEY)
