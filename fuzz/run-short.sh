@@ -3,7 +3,7 @@
 #
 #   fuzz/run-short.sh                     # the short run scripts/test does: per target, 20000
 #                                         # executions or 12 s, whichever comes first (about
-#                                         # 80 s for the seven targets, plus the build)
+#                                         # 90 s for the eight targets, plus the build)
 #   FUZZ_RUNS=-1 FUZZ_SECONDS=600 fuzz/run-short.sh   # the longer run: 10 min per target
 #   fuzz/run-short.sh line_reader         # only the named targets
 #

@@ -6,7 +6,9 @@
 //!   [`core::Channel`] trait, and the process runner;
 //! * [`permission_mapper`]: unified permission modes ⇄ each provider's settings;
 //! * [`sdk_probe`]: is each CLI installed, where, which version;
-//! * [`claude`]: the Claude Code channel;
+//! * [`claude`]: the Claude Code channel, and the Anthropic-compatible relays that run
+//!   Claude Code against another vendor's endpoint ([`claude::relay`]): the built-in `minimax`
+//!   and `zcode`, and the user-defined ones of `providers.toml` ([`relays`]);
 //! * [`codex`]: the Codex channel;
 //! * [`acp`]: the ACP client engine, and the ACP providers over it: [`gemini`], [`qwen`],
 //!   [`copilot`], [`opencode`], [`kimi`], [`grok`];
@@ -36,6 +38,7 @@
 
 use std::sync::Arc;
 
+pub mod relays;
 pub mod system;
 
 pub use bridge_acp as acp;
@@ -54,9 +57,10 @@ pub use bridge_core as core;
 pub use permission_mapper;
 pub use sdk_probe;
 
-/// What `bridge system status` probes: one spec per built-in provider.
+/// What `bridge system status` probes: one spec per built-in provider, then one per
+/// user-defined relay.
 pub fn probe_specs() -> Vec<sdk_probe::ProbeSpec> {
-    vec![
+    let mut specs = vec![
         claude::PROBE,
         codex::PROBE,
         gemini::PROBE,
@@ -68,12 +72,30 @@ pub fn probe_specs() -> Vec<sdk_probe::ProbeSpec> {
         pi::PROBE,
         omp::PROBE,
         grok_cli::PROBE,
-    ]
+    ];
+    specs.extend(relays_of_this_process().map(|relay| relay.probe()));
+    specs
 }
 
-/// The router with every built-in provider registered.
-pub fn router() -> core::Router {
-    core::Router::new()
+/// The built-in relays, then the valid user-defined ones.
+fn relays_of_this_process() -> impl Iterator<Item = &'static claude::relay::ClaudeRelay> {
+    let user: &'static [&'static claude::relay::ClaudeRelay] = match relays::user_relays() {
+        Ok(relays) => relays,
+        Err(_) => &[],
+    };
+    claude::relay::BUILT_IN.iter().chain(user).copied()
+}
+
+/// Ids a user-defined relay may not take: every built-in provider and the `system` and
+/// `schema` commands.
+pub fn built_in_ids() -> Vec<&'static str> {
+    let mut ids = built_in_router().ids();
+    ids.extend(["system", "schema"]);
+    ids
+}
+
+fn built_in_router() -> core::Router {
+    let router = core::Router::new()
         .with(Arc::new(claude::ClaudeChannel::new()))
         .with(Arc::new(codex::CodexChannel::new()))
         .with(Arc::new(gemini::channel()))
@@ -84,5 +106,28 @@ pub fn router() -> core::Router {
         .with(Arc::new(grok::channel()))
         .with(Arc::new(pi::channel()))
         .with(Arc::new(omp::channel()))
-        .with(Arc::new(grok_cli::channel()))
+        .with(Arc::new(grok_cli::channel()));
+    claude::relay::BUILT_IN
+        .iter()
+        .fold(router, |router, relay| {
+            router.with(Arc::new(claude::relay::RelayChannel::new(relay)))
+        })
+}
+
+/// The router with every built-in provider registered, and the relays declared in
+/// `providers.toml` ([`relays::user_relays`]; an invalid file registers none of them).
+pub fn router() -> core::Router {
+    let user: &'static [&'static claude::relay::ClaudeRelay] = match relays::user_relays() {
+        Ok(relays) => relays,
+        Err(_) => &[],
+    };
+    user.iter().fold(built_in_router(), |router, relay| {
+        router.with(Arc::new(claude::relay::RelayChannel::new(relay)))
+    })
+}
+
+/// The variables the relays read their keys from (their values are secrets to redact, even
+/// when the name does not look like one).
+pub fn relay_key_vars() -> Vec<&'static str> {
+    relays_of_this_process().map(|r| r.key_env()).collect()
 }

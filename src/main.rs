@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
     name = "bridge",
     version,
     about,
-    after_help = "Providers: claude, codex, gemini, qwen, copilot, opencode, kimi, grok, pi, omp, grok-cli (bridge system status shows which are installed; gemini, qwen, copilot, opencode and kimi also take --transport json).\nThe request JSON (ai-bridge fields: message, sessionId, cwd, permissionMode, model, reasoningEffort, baseUrl, apiKey, attachments, ...) is read from stdin unless a PROMPT is given."
+    after_help = "Providers: claude, codex, gemini, qwen, copilot, opencode, kimi, grok, pi, omp, grok-cli, minimax, zcode (more relays can be declared in providers.toml; bridge system status shows which are installed; gemini, qwen, copilot, opencode and kimi also take --transport json).\nThe request JSON (ai-bridge fields: message, sessionId, cwd, permissionMode, model, reasoningEffort, baseUrl, apiKey, attachments, ...) is read from stdin unless a PROMPT is given."
 )]
 struct Cli {
     /// Provider key (e.g. `claude`).
@@ -138,9 +138,16 @@ fn main() -> ExitCode {
     if provider == "system" {
         return bridge::system::run(cli.command.as_deref(), cli.json);
     }
+    let config_error = bridge::relays::user_relays().as_ref().err();
+    if let Some(error) = config_error {
+        eprintln!("[WARNING] providers_config: {error} (its relays are not registered)");
+    }
     let Some(channel) = router.get(&provider) else {
         eprintln!("valid providers: {}", router.ids().join(", "));
-        return fail_line(&format!("Invalid provider: {provider}"));
+        return match config_error {
+            Some(error) => fail_line(&format!("Invalid provider: {provider} ({error})")),
+            None => fail_line(&format!("Invalid provider: {provider}")),
+        };
     };
     let Some(command) = cli.command.clone() else {
         eprintln!("commands of {provider}: {}", channel.commands().join(", "));
@@ -222,6 +229,11 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
         std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
     );
+    for var in bridge::relay_key_vars() {
+        if let Ok(key) = std::env::var(var) {
+            redactor.add(&key);
+        }
+    }
     if let Ok(request) = &request
         && let Some(key) = &request.api_key
     {

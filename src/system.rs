@@ -208,6 +208,9 @@ pub fn run(command: Option<&str>, json: bool) -> ExitCode {
         Err(error) => return fail(&format!("cannot start the async runtime: {error}")),
     };
     let options = Options::from_env();
+    if let Err(error) = crate::relays::user_relays() {
+        diag(&format!("{error} (its relays are not listed)"));
+    }
     let specs = specs();
     let text = runtime.block_on(async {
         match command {

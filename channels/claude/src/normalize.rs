@@ -25,6 +25,8 @@ use bridge_core::normalize::{fail_turn, json_event, str_at, u32_at, u64_at};
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
 
+use crate::deltas::{BlockDeltas, BlockKind, Correction, DeltaMode};
+
 /// How a CLI's stream-json output differs from Claude Code's.
 #[derive(Debug, Clone, Copy)]
 pub struct Dialect {
@@ -69,6 +71,8 @@ pub struct ClaudeNormalizer {
     streaming: bool,
     /// An API error reported as text ([`Dialect::api_error_marker`]).
     api_error: Option<String>,
+    /// How content-block deltas are read (relays may send cumulative snapshots).
+    deltas: BlockDeltas,
 }
 
 impl Default for ClaudeNormalizer {
@@ -242,6 +246,37 @@ impl ClaudeNormalizer {
             usage: Usage0::default(),
             streaming: false,
             api_error: None,
+            deltas: BlockDeltas::new(DeltaMode::Incremental),
+        }
+    }
+
+    /// The same normalizer, reading content-block deltas in `mode` (see [`crate::deltas`]):
+    /// Anthropic-compatible relays may send cumulative snapshots instead of increments.
+    pub fn with_delta_mode(mut self, mode: DeltaMode) -> Self {
+        self.deltas = BlockDeltas::new(mode);
+        self
+    }
+
+    /// Emits what one content-block delta became: its increment, or a correction (a warning,
+    /// a reset of the message segment, and the message's de-duplicated text so far).
+    fn block_delta(&mut self, index: u64, kind: BlockKind, delta: &str, out: &mut Vec<Event>) {
+        match self.deltas.delta(index, kind, delta) {
+            Correction::Append(text) if text.is_empty() => {}
+            Correction::Append(text) => match kind {
+                BlockKind::Text => {
+                    self.message.text_streamed.push(&text);
+                    out.push(Event::TextDelta { text });
+                }
+                BlockKind::Thinking => {
+                    self.message.thinking_streamed.push(&text);
+                    out.push(Event::ThinkingDelta { text });
+                }
+            },
+            Correction::Reset(reason) => {
+                out.push(Event::warning("relay_snapshot", reason));
+                out.push(Event::BlockReset);
+                out.extend(self.deltas.replay());
+            }
         }
     }
 
@@ -324,6 +359,7 @@ impl ClaudeNormalizer {
         match str_at(event, "type") {
             Some("message_start") => {
                 self.streaming = true;
+                self.deltas.start_message();
                 let message = event.get("message");
                 self.start_message(message.and_then(|m| str_at(m, "id")));
                 if let Some(usage) = message.and_then(|m| m.get("usage")) {
@@ -339,18 +375,17 @@ impl ClaudeNormalizer {
                 let Some(delta) = event.get("delta") else {
                     return;
                 };
+                let index = u64_at(event, "index");
                 match str_at(delta, "type") {
                     Some("text_delta") => {
                         let text = str_at(delta, "text").map(|t| self.strip_api_error(t));
                         if let Some(text) = text.filter(|t| !t.is_empty()) {
-                            self.message.text_streamed.push(text);
-                            out.push(Event::TextDelta { text: text.into() });
+                            self.block_delta(index, BlockKind::Text, text, out);
                         }
                     }
                     Some("thinking_delta") => {
                         if let Some(text) = str_at(delta, "thinking").filter(|t| !t.is_empty()) {
-                            self.message.thinking_streamed.push(text);
-                            out.push(Event::ThinkingDelta { text: text.into() });
+                            self.block_delta(index, BlockKind::Thinking, text, out);
                         }
                     }
                     _ => {}
@@ -404,8 +439,12 @@ impl ClaudeNormalizer {
                 message: line.clone(),
             });
         }
+        // The CLI concatenated the relay's snapshots: its copy of the text is the doubled one,
+        // and what the client was shown is already right.
+        let rewritten = self.deltas.message_rewritten();
         for block in content {
             match str_at(block, "type") {
+                Some("text" | "thinking") if rewritten => {}
                 Some("text") => {
                     let text = str_at(block, "text").unwrap_or_default();
                     let text = self.strip_api_error(text);
@@ -476,6 +515,19 @@ impl ClaudeNormalizer {
     }
 
     fn result(&mut self, line: &Value, out: &mut Vec<Event>) {
+        // After relay snapshots the CLI's `result` holds the doubled text: the final answer
+        // is the de-duplicated text of the last message instead.
+        let deduplicated = self
+            .deltas
+            .message_rewritten()
+            .then(|| self.deltas.text(BlockKind::Text));
+        let mut message = line.clone();
+        if let (Some(text), Some(field)) = (&deduplicated, message.get_mut("result"))
+            && field.is_string()
+        {
+            *field = Value::String(text.clone());
+        }
+        let line = &message;
         out.push(Event::Message {
             message: line.clone(),
         });
@@ -716,6 +768,187 @@ mod tests {
             r#"{"type":"assistant","message":{"id":"b2","content":[{"type":"text","text":"Two."}]},"parent_tool_use_id":null}"#,
         ]);
         assert_eq!(streamed_text(&whole), "One.Two.");
+    }
+
+    /// A relay turn as Claude Code prints it: `message_start`, the deltas (block index, kind,
+    /// raw delta), the CLI's concatenation in the `assistant` lines and in `result`.
+    fn relay_turn(mode: DeltaMode, deltas: &[(u64, &str, &str)]) -> Vec<Event> {
+        let mut lines = vec![
+            r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1"}},"session_id":"s","parent_tool_use_id":null}"#.to_string(),
+        ];
+        let mut concatenated: Vec<(u64, &str, String)> = Vec::new();
+        for (index, kind, delta) in deltas {
+            let (ty, field) = if *kind == "thinking" {
+                ("thinking_delta", "thinking")
+            } else {
+                ("text_delta", "text")
+            };
+            let event = serde_json::json!({"type": "content_block_delta", "index": index,
+                "delta": {"type": ty, field: delta}});
+            lines.push(
+                serde_json::json!({"type": "stream_event", "event": event, "session_id": "s",
+                    "parent_tool_use_id": null})
+                .to_string(),
+            );
+            match concatenated.iter_mut().find(|(i, _, _)| i == index) {
+                Some((_, _, text)) => text.push_str(delta),
+                None => concatenated.push((*index, kind, delta.to_string())),
+            }
+        }
+        for (_, kind, text) in &concatenated {
+            let block = if *kind == "thinking" {
+                serde_json::json!({"type": "thinking", "thinking": text})
+            } else {
+                serde_json::json!({"type": "text", "text": text})
+            };
+            lines.push(
+                serde_json::json!({"type": "assistant", "message": {"id": "m1", "content": [block]},
+                    "session_id": "s", "parent_tool_use_id": null})
+                .to_string(),
+            );
+        }
+        let result: String = concatenated
+            .iter()
+            .filter(|(_, kind, _)| *kind == "text")
+            .map(|(_, _, t)| t.as_str())
+            .collect();
+        lines.push(
+            serde_json::json!({"type": "result", "subtype": "success", "is_error": false,
+                "result": result, "session_id": "s"})
+            .to_string(),
+        );
+        let mut normalizer = ClaudeNormalizer::new().with_delta_mode(mode);
+        let mut out = Vec::new();
+        for line in &lines {
+            normalizer.line(line, &mut out);
+        }
+        out
+    }
+
+    /// The text and thinking a client holds at the end (a reset starts a new segment), and the
+    /// turn's result.
+    fn assembled(events: &[Event]) -> (String, String, Option<String>) {
+        let (mut text, mut thinking, mut result) = (String::new(), String::new(), None);
+        for event in events {
+            match event {
+                Event::BlockReset => {
+                    text.clear();
+                    thinking.clear();
+                }
+                Event::TextDelta { text: t } => text.push_str(t),
+                Event::ThinkingDelta { text: t } => thinking.push_str(t),
+                Event::TurnEnd(end) => result = end.result.clone(),
+                _ => {}
+            }
+        }
+        (text, thinking, result)
+    }
+
+    #[test]
+    fn cumulative_relay_snapshots_become_increments_and_the_result_is_deduplicated() {
+        let events = relay_turn(
+            DeltaMode::Auto,
+            &[
+                (0, "thinking", "Let me"),
+                (0, "thinking", "Let me think"),
+                (1, "text", "Now I need to add"),
+                (1, "text", "Now I need to add the handler"),
+            ],
+        );
+        let (text, thinking, result) = assembled(&events);
+        assert_eq!(text, "Now I need to add the handler");
+        assert_eq!(thinking, "Let me think");
+        assert_eq!(result.as_deref(), Some("Now I need to add the handler"));
+        let Some(Event::Message { message }) = events
+            .iter()
+            .rev()
+            .find(|e| matches!(e, Event::Message { .. }))
+        else {
+            panic!("no result message: {events:?}");
+        };
+        assert_eq!(message["result"], "Now I need to add the handler");
+        assert!(!events.iter().any(|e| matches!(e, Event::Warning { .. })));
+    }
+
+    #[test]
+    fn interleaved_blocks_learned_late_are_reset_with_a_warning() {
+        let events = relay_turn(
+            DeltaMode::Auto,
+            &[
+                (0, "thinking", "Hm"),
+                (1, "text", "He"),
+                (0, "thinking", "Hmm, ok"),
+                (1, "text", "Hel"),
+                (1, "text", "Hello"),
+                (1, "text", "Hello wo"),
+                (1, "text", "Hello world"),
+            ],
+        );
+        let (text, thinking, result) = assembled(&events);
+        assert_eq!(
+            (text.as_str(), result.as_deref()),
+            ("Hello world", Some("Hello world"))
+        );
+        assert_eq!(
+            thinking, "HmHmm, ok",
+            "thinking stayed incremental (prefix too short)"
+        );
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, Event::Warning { code, .. } if code == "relay_snapshot"))
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn incremental_streams_with_repetitions_are_untouched_in_every_mode() {
+        let deltas = [
+            (0, "text", "a"),
+            (0, "text", "a"),
+            (0, "text", " ha"),
+            (0, "text", " ha"),
+            (0, "text", " ha"),
+            (0, "text", " ha"),
+        ];
+        for mode in [DeltaMode::Incremental, DeltaMode::Auto] {
+            let events = relay_turn(mode, &deltas);
+            let (text, _, result) = assembled(&events);
+            assert_eq!(text, "aa ha ha ha ha", "{mode:?}");
+            assert_eq!(result.as_deref(), Some("aa ha ha ha ha"), "{mode:?}");
+            assert!(
+                !events.iter().any(|e| matches!(e, Event::Warning { .. })),
+                "{mode:?}: {events:?}"
+            );
+            assert_eq!(
+                events.iter().filter(|e| **e == Event::BlockReset).count(),
+                1
+            );
+        }
+    }
+
+    #[test]
+    fn a_corrective_snapshot_resets_the_segment() {
+        let events = relay_turn(
+            DeltaMode::Cumulative,
+            &[
+                (0, "text", "Hello wrold"),
+                (0, "text", "Hello world"),
+                (0, "text", "Hello world!"),
+            ],
+        );
+        let (text, _, result) = assembled(&events);
+        assert_eq!(
+            (text.as_str(), result.as_deref()),
+            ("Hello world!", Some("Hello world!"))
+        );
+        // Everything streamed: the wrong text, then after the reset the corrected block.
+        assert_eq!(streamed_text(&events), "Hello wroldHello world!");
+        assert_eq!(
+            events.iter().filter(|e| **e == Event::BlockReset).count(),
+            2
+        );
     }
 
     #[test]

@@ -343,38 +343,56 @@ impl Channel for OneShotChannel {
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
         let spec = self.spec;
-        Box::pin(async move {
-            let env = ProbeEnv::from_process();
-            let fail = |code, message| ErrorInfo::new(code, message);
-            let located = match (spec.locate)(&spec.probe, &env) {
-                Ok(located) => located,
-                Err(message) => {
-                    let info = fail(ErrorCode::CliNotFound, message);
-                    ctx.fail(info, request.session_id.clone()).await;
-                    return;
-                }
-            };
-            for warning in located.warnings {
-                ctx.emit(Event::warning("cli_path", warning)).await;
-            }
-            let version_check = sdk_probe::turn_version_check(spec.probe, &located.resolved);
-            let built = match (spec.build)(located.resolved.path, &request, &env) {
-                Ok(built) => built,
-                Err(error) => {
-                    let info = fail(error.code, error.message);
-                    ctx.fail(info, request.session_id.clone()).await;
-                    return;
-                }
-            };
-            for warning in built.warnings {
-                ctx.emit(warning).await;
-            }
-            if let Some(check) = version_check {
-                ctx.warn_later("untested_version", check);
-            }
-            run_process_turn(built.turn, built.normalizer, ctx).await;
-            // The scratch files outlive the process.
-            drop(built.scratch);
-        })
+        Box::pin(run_one_shot(
+            spec.probe,
+            spec.locate,
+            spec.build,
+            request,
+            ctx,
+        ))
     }
+}
+
+/// One turn of a one-shot CLI, the way [`OneShotChannel`] runs it, for a channel whose build
+/// needs more than a `fn` pointer (a provider declared at run time, such as a relay profile
+/// from a config file): locate the CLI from `probe`, emit the build's warnings, check the
+/// version, run the turn.
+pub async fn run_one_shot(
+    probe: ProbeSpec,
+    locate: LocateCli,
+    build: impl FnOnce(PathBuf, &Request, &ProbeEnv) -> Result<OneShotTurn, BuildError>,
+    request: Request,
+    ctx: TurnContext,
+) {
+    let env = ProbeEnv::from_process();
+    let fail = |code, message| ErrorInfo::new(code, message);
+    let located = match locate(&probe, &env) {
+        Ok(located) => located,
+        Err(message) => {
+            let info = fail(ErrorCode::CliNotFound, message);
+            ctx.fail(info, request.session_id.clone()).await;
+            return;
+        }
+    };
+    for warning in located.warnings {
+        ctx.emit(Event::warning("cli_path", warning)).await;
+    }
+    let version_check = sdk_probe::turn_version_check(probe, &located.resolved);
+    let built = match build(located.resolved.path, &request, &env) {
+        Ok(built) => built,
+        Err(error) => {
+            let info = fail(error.code, error.message);
+            ctx.fail(info, request.session_id.clone()).await;
+            return;
+        }
+    };
+    for warning in built.warnings {
+        ctx.emit(warning).await;
+    }
+    if let Some(check) = version_check {
+        ctx.warn_later("untested_version", check);
+    }
+    run_process_turn(built.turn, built.normalizer, ctx).await;
+    // The scratch files outlive the process.
+    drop(built.scratch);
 }

@@ -171,6 +171,11 @@ pub struct LoggedRequest {
     pub dialect: Option<String>,
     /// The scenario that answered, for model requests.
     pub scenario: Option<String>,
+    /// The API key the request carried (`x-api-key`, or the token of
+    /// `authorization: Bearer …`), so a test can check which key reached the model. Kept in
+    /// memory only: never written to [`Config::log_path`].
+    #[serde(skip)]
+    pub api_key: Option<String>,
 }
 
 impl LoggedRequest {
@@ -185,6 +190,39 @@ impl LoggedRequest {
     pub fn path_only(&self) -> &str {
         self.path.split('?').next().unwrap_or("")
     }
+
+    /// The model the request body names.
+    pub fn model(&self) -> Option<&str> {
+        self.body.get("model").and_then(Value::as_str)
+    }
+}
+
+/// The API key of a request: `x-api-key`, else the token of `authorization: Bearer …`.
+fn api_key_of(req: &Request) -> Option<String> {
+    let header = |name: &str| {
+        req.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.trim())
+    };
+    header("x-api-key")
+        .or_else(|| {
+            header("authorization").and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
+        })
+        .map(str::to_string)
+}
+
+/// The Anthropic route of `path` under a relay's prefix: `/anthropic/v1/messages` and
+/// `/api/anthropic/v1/messages` (how MiniMax and Z.ai mount the API) answer as
+/// `/v1/messages`.
+fn anthropic_route(path: &str) -> &str {
+    ["/v1/messages", "/v1/models"]
+        .iter()
+        .find_map(|route| path.find(route).filter(|at| *at > 0).map(|at| &path[at..]))
+        .unwrap_or(path)
 }
 
 /// State shared by all connections of one server.
@@ -244,6 +282,7 @@ impl Shared {
             body: body.clone(),
             dialect: dialect.map(str::to_string),
             scenario: scenario.map(str::to_string),
+            api_key: api_key_of(req),
         };
         if let Some(file) = self
             .log
@@ -264,7 +303,7 @@ impl Shared {
     /// Routes one request and records it.
     fn handle(&self, req: &Request) -> Response {
         let body = parse_body(&req.body);
-        let path = req.path();
+        let path = anthropic_route(req.path());
         match (req.method.as_str(), path) {
             ("POST", "/v1/messages") => {
                 let Value::Object(_) = body else {

@@ -103,7 +103,63 @@ pub const BUILTIN_SCENARIOS: &[(&str, &str)] = &[
         "slow",
         "40 deltas `word0 ` … `word39`, 150 ms apart (configurable)",
     ),
+    (
+        "relay-cumulative",
+        "relay dialect: a thinking and a text block whose deltas are cumulative snapshots",
+    ),
+    (
+        "relay-late",
+        "relay dialect: cumulative snapshots whose first ones look like increments (\"He\", \"Hel\", …)",
+    ),
+    (
+        "relay-corrective",
+        "relay dialect: cumulative snapshots with a corrective one (`Hello wrold` → `Hello world`)",
+    ),
+    (
+        "relay-repeat",
+        "standard increments whose text repeats itself: `a`, `a`, ` ha` ×3, a delta equal to the previous one",
+    ),
+    (
+        "relay-err401",
+        "HTTP 401 with a relay-style message (MiniMax-like, code 1004)",
+    ),
+    (
+        "relay-err529",
+        "HTTP 529 with a relay-style message (overloaded cluster, code 2064)",
+    ),
 ];
+
+/// The text the `relay-*` snapshot scenarios stream (once de-duplicated).
+pub const RELAY_TEXT: &str = "Hello from the relay: aa ha ha!";
+
+/// The thinking of the `relay-cumulative` scenario.
+pub const RELAY_THINKING: &str = "The user wants a greeting, so greet.";
+
+/// The text of the `relay-repeat` scenario (increments: `a`, `a`, ` ha`, ` ha`, ` ha`, `!`,
+/// `!`).
+pub const RELAY_REPEAT_TEXT: &str = "aa ha ha ha!!";
+
+/// The text of the `relay-corrective` scenario, after its correction.
+pub const RELAY_CORRECTED_TEXT: &str = "Hello world, corrected.";
+
+/// The message of the `relay-err401` scenario.
+pub const RELAY_401_MESSAGE: &str = "login fail: Please carry the API secret key in the 'Authorization' field of the request header (1004)";
+
+/// The message of the `relay-err529` scenario.
+pub const RELAY_529_MESSAGE: &str =
+    "The server cluster is currently under high load. Please retry after a short wait (2064)";
+
+/// `text` as the cumulative snapshots a relay sends: the text up to the end of each word.
+pub fn snapshots(text: &str) -> Vec<String> {
+    let mut so_far = String::new();
+    words(text)
+        .into_iter()
+        .map(|word| {
+            so_far.push_str(&word);
+            so_far.clone()
+        })
+        .collect()
+}
 
 /// A tool result found at the end of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -413,6 +469,8 @@ fn error_scenario(name: &str) -> Option<ApiError> {
         ),
         "err500" => (ErrorKind::Server, "Internal server error"),
         "err529" => (ErrorKind::Overloaded, "Overloaded"),
+        "relay-err401" => (ErrorKind::Authentication, RELAY_401_MESSAGE),
+        "relay-err529" => (ErrorKind::Overloaded, RELAY_529_MESSAGE),
         _ => return None,
     };
     Some(ApiError::new(kind, message))
@@ -592,6 +650,30 @@ fn builtin_turn(name: &str, conv: &Conversation, settings: &Settings) -> Turn {
                 delta_delay: Some(settings.slow_delay),
             }
         }
+        "relay-cumulative" => Turn::end_turn(vec![
+            Step::Thinking(snapshots(RELAY_THINKING)),
+            Step::Text(snapshots(RELAY_TEXT)),
+        ]),
+        "relay-late" => {
+            let mut deltas: Vec<String> = ["He", "Hel", "Hello"].map(String::from).to_vec();
+            deltas.extend(snapshots(RELAY_TEXT).into_iter().skip(1));
+            Turn::end_turn(vec![Step::Text(deltas)])
+        }
+        "relay-corrective" => Turn::end_turn(vec![Step::Text(
+            [
+                "Hello",
+                "Hello wrold",
+                "Hello world,",
+                "Hello world, corrected.",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )]),
+        "relay-repeat" => Turn::end_turn(vec![Step::Text(
+            ["a", "a", " ha", " ha", " ha", "!", "!"]
+                .map(String::from)
+                .to_vec(),
+        )]),
         "midstream" if conv.stream => Turn::end_turn(vec![
             Step::Text(words(HELLO_TEXT)[..1].to_vec()),
             Step::StreamError(ApiError::new(
@@ -772,6 +854,38 @@ mod tests {
                 panic!()
             };
             assert_eq!(t.full_text(), HELLO_TEXT);
+        }
+    }
+
+    #[test]
+    fn relay_scenarios_stream_snapshots_and_repetitions() {
+        let c = conv_with("MOCK:relay-cumulative");
+        let (s, m) = (Settings::default(), BTreeMap::new());
+        let Reply::Turn(t) = respond("relay-cumulative", &c, &s, &m) else {
+            panic!()
+        };
+        let Step::Text(deltas) = &t.steps[1] else {
+            panic!()
+        };
+        assert_eq!(deltas.last().map(String::as_str), Some(RELAY_TEXT));
+        assert!(deltas.windows(2).all(|w| w[1].starts_with(w[0].as_str())));
+        let Reply::Turn(t) = respond("relay-repeat", &c, &s, &m) else {
+            panic!()
+        };
+        assert_eq!(t.full_text(), RELAY_REPEAT_TEXT);
+        let Reply::Turn(t) = respond("relay-late", &c, &s, &m) else {
+            panic!()
+        };
+        let Step::Text(deltas) = &t.steps[0] else {
+            panic!()
+        };
+        assert_eq!(&deltas[..4], ["He", "Hel", "Hello", "Hello from "]);
+        assert_eq!(deltas.last().map(String::as_str), Some(RELAY_TEXT));
+        for (name, message) in [
+            ("relay-err401", RELAY_401_MESSAGE),
+            ("relay-err529", RELAY_529_MESSAGE),
+        ] {
+            assert!(matches!(respond(name, &c, &s, &m), Reply::Error(e) if e.message == message));
         }
     }
 

@@ -582,7 +582,12 @@ async fn log_file_redacts_secrets() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 1);
-    assert_eq!(lines[0], server.requests()[0]);
+    // The key is kept in memory for the test to check, never in the file.
+    let mut in_memory = server.requests()[0].clone();
+    assert_eq!(in_memory.api_key.as_deref(), Some("sk-ant-secret"));
+    assert_eq!(lines[0].api_key, None);
+    in_memory.api_key = None;
+    assert_eq!(lines[0], in_memory);
     assert_eq!(lines[0].header("X-Api-Key"), Some(REDACTED));
     assert_eq!(lines[0].header("authorization"), Some(REDACTED));
     assert_eq!(lines[0].body["model"], "claude-opus-4-8");
@@ -590,6 +595,39 @@ async fn log_file_redacts_secrets() {
     assert_eq!(lines[0].seq, 1);
     drop(server);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn relay_prefixes_answer_as_the_messages_api_and_the_bearer_key_is_recorded() {
+    let server = server().await;
+    for prefix in ["/anthropic", "/api/anthropic"] {
+        let mut conn = connect(&server).await;
+        let mut body = messages("MOCK:relay-err529", false);
+        body["model"] = json!("MiniMax-M2");
+        let body = body.to_string();
+        // No x-api-key: relays get the key as a bearer token.
+        let raw = format!(
+            "POST {prefix}/v1/messages?beta=true HTTP/1.1\r\nhost: 127.0.0.1\r\n\
+             content-type: application/json\r\nauthorization: Bearer relay-key-1\r\n\
+             content-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        conn.get_mut().write_all(raw.as_bytes()).await.unwrap();
+        let r = read_response(&mut conn).await;
+        assert_eq!(r.status, 529, "{prefix}");
+        assert_eq!(
+            r.json()["error"]["message"],
+            crate::scenario::RELAY_529_MESSAGE
+        );
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    for r in &requests {
+        assert_eq!(r.model(), Some("MiniMax-M2"));
+        assert_eq!(r.scenario.as_deref(), Some("relay-err529"));
+        assert_eq!(r.api_key.as_deref(), Some("relay-key-1"));
+        assert_eq!(r.header("authorization"), Some(crate::REDACTED));
+    }
 }
 
 #[tokio::test]
