@@ -25,6 +25,19 @@ struct Scenario {
     name: &'static str,
     request: Value,
     resume: bool,
+    /// How the client answers while the turn runs (stdin kept open).
+    client: Client,
+}
+
+/// What the recorder's client does during a turn.
+#[derive(Clone, Copy, PartialEq)]
+enum Client {
+    /// Writes the request and closes stdin (nobody answers approvals).
+    Closed,
+    /// Answers every permission request with this decision.
+    Answers(&'static str),
+    /// Sends `{"type":"interrupt"}` at the first streamed text.
+    Interrupts,
 }
 
 fn scenario(name: &'static str, request: Value) -> Scenario {
@@ -32,6 +45,7 @@ fn scenario(name: &'static str, request: Value) -> Scenario {
         name,
         request,
         resume: false,
+        client: Client::Closed,
     }
 }
 
@@ -55,6 +69,19 @@ fn core_scenarios(tool_mode: &str) -> Vec<Scenario> {
             name: "resume-turn2",
             request: ask("MOCK:recall what did I say?"),
             resume: true,
+            client: Client::Closed,
+        },
+        Scenario {
+            client: Client::Answers("allow"),
+            ..scenario("approval-allowed", ask("MOCK:danger make a file"))
+        },
+        Scenario {
+            client: Client::Answers("deny"),
+            ..scenario("approval-denied", ask("MOCK:danger make a file"))
+        },
+        Scenario {
+            client: Client::Interrupts,
+            ..scenario("interrupt", ask("MOCK:slow talk"))
         },
         scenario("err401", ask("MOCK:err401 hi")),
         scenario("err429", ask("MOCK:err429 hi")),
@@ -200,21 +227,7 @@ fn cli_version(cli: &str) -> String {
 
 /// Today's date, `YYYY-MM-DD` (UTC), for the manifest.
 fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = secs.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    bridge_core::permission_ipc::now_iso8601()[..10].to_string()
 }
 
 /// `text` with everything machine-specific replaced: the sandbox, the mock's port, `$HOME`,
@@ -318,8 +331,33 @@ fn record(target: Target) {
         cmd.arg("--record")
             .arg(&prefix)
             .args(["--timeout", "90", "--idle-timeout", "45"]);
-        let out = run_with_stdin(cmd, &request.to_string());
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stdout = match scenario.client {
+            Client::Closed => {
+                let out = run_with_stdin(cmd, &request.to_string());
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            }
+            client => {
+                let mut interrupted = false;
+                let child = common::acp::start(cmd, &request);
+                let (out, _, _) = common::acp::drive(child, |line, stdin| {
+                    let Ok(event) = serde_json::from_str::<Value>(line) else {
+                        return;
+                    };
+                    match client {
+                        Client::Answers(decision) if event["type"] == "permission_request" => {
+                            let reply = json!({"type": "permission_response", "requestId": event["requestId"], "decision": decision});
+                            let _ = writeln!(stdin, "{reply}");
+                        }
+                        Client::Interrupts if event["type"] == "text_delta" && !interrupted => {
+                            interrupted = true;
+                            let _ = writeln!(stdin, "{}", json!({"type": "interrupt"}));
+                        }
+                        _ => {}
+                    }
+                });
+                out
+            }
+        };
         let end = jsonl_events(&stdout)
             .into_iter()
             .find(|e| e["type"] == "turn_end")

@@ -309,9 +309,12 @@ impl Encoder for MarkerEncoder {
                         "subtype": "usage",
                         "is_error": false,
                         "usage": {
-                            "input_tokens": usage.input_tokens
-                                + usage.cache_read_input_tokens
-                                + usage.cache_creation_input_tokens,
+                            // Saturating: the counts come from the CLI (a fuzzer found the
+                            // plain sum overflowing on absurd ones).
+                            "input_tokens": usage
+                                .input_tokens
+                                .saturating_add(usage.cache_read_input_tokens)
+                                .saturating_add(usage.cache_creation_input_tokens),
                             "output_tokens": usage.output_tokens,
                             "cache_creation_input_tokens": usage.cache_creation_input_tokens,
                             "cache_read_input_tokens": usage.cache_read_input_tokens,
