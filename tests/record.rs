@@ -247,6 +247,8 @@ fn scrub(text: &str, sandbox: &Sandbox) -> String {
     if let Some(home) = std::env::var_os("HOME").filter(|h| h.len() > 1) {
         text = text.replace(&format!("{}/", home.to_string_lossy()), "/HOME/");
     }
+    // The request the manifest keeps carries the (canary) key: never filed.
+    text = text.replace(CANARY_KEY, "[redacted]");
     let port = regex::Regex::new(r"127\.0\.0\.1:[0-9]+").unwrap();
     port.replace_all(&text, "127.0.0.1:<port>").into_owned()
 }
@@ -377,12 +379,10 @@ fn record(target: Target) {
                 (recorded, _) => recorded,
             };
             if let Ok(bytes) = recorded {
-                let text = scrub(&String::from_utf8_lossy(&bytes), &sandbox);
-                assert!(
-                    !text.contains(CANARY_KEY),
-                    "{}: key recorded",
-                    scenario.name
-                );
+                let raw = String::from_utf8_lossy(&bytes);
+                // The bridge redacts its recordings itself; the scrub below would hide a leak.
+                assert!(!raw.contains(CANARY_KEY), "{}: key recorded", scenario.name);
+                let text = scrub(&raw, &sandbox);
                 std::fs::write(&target_file, text).unwrap();
             }
         }

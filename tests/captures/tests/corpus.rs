@@ -92,6 +92,12 @@ fn no_recorded_file_holds_a_path_of_this_checkout() {
             }
             let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
             assert!(!text.contains(&root), "{} names {root}", path.display());
+            // The e2e canary key (tests/common) is redacted by the bridge and the recorder.
+            assert!(
+                !text.contains("sk-ant-canary"),
+                "{} holds the canary key",
+                path.display()
+            );
             if home.len() > 1 {
                 assert!(
                     !text.contains(&format!("{home}/")),
