@@ -183,6 +183,41 @@ pub struct Usage {
     pub cost_usd: Option<f64>,
 }
 
+impl Usage {
+    /// Adds `other`'s counts to these (saturating: the counts come from the CLI); reasoning
+    /// tokens and cost are summed where either side has them. The scope stays.
+    ///
+    /// ```
+    /// use bridge_core::event::{Usage, UsageScope};
+    /// let mut sum = Usage { scope: UsageScope::Turn, input_tokens: u64::MAX, output_tokens: 1,
+    ///     cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: None,
+    ///     cost_usd: Some(0.5) };
+    /// sum.accumulate(&Usage { scope: UsageScope::Message, input_tokens: 1, output_tokens: 2,
+    ///     cache_read_input_tokens: 3, cache_creation_input_tokens: 0, reasoning_tokens: Some(4),
+    ///     cost_usd: None });
+    /// assert_eq!((sum.input_tokens, sum.output_tokens, sum.cache_read_input_tokens), (u64::MAX, 3, 3));
+    /// assert_eq!((sum.reasoning_tokens, sum.cost_usd, sum.scope), (Some(4), Some(0.5), UsageScope::Turn));
+    /// ```
+    pub fn accumulate(&mut self, other: &Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_input_tokens = self
+            .cache_read_input_tokens
+            .saturating_add(other.cache_read_input_tokens);
+        self.cache_creation_input_tokens = self
+            .cache_creation_input_tokens
+            .saturating_add(other.cache_creation_input_tokens);
+        self.reasoning_tokens = match (self.reasoning_tokens, other.reasoning_tokens) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+        };
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+    }
+}
+
 /// Provider activity that is neither output nor failure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Status {

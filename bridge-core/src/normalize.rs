@@ -544,21 +544,7 @@ impl TurnUsage {
             reasoning_tokens: None,
             cost_usd: None,
         });
-        total.input_tokens = total.input_tokens.saturating_add(usage.input_tokens);
-        total.output_tokens = total.output_tokens.saturating_add(usage.output_tokens);
-        total.cache_read_input_tokens = total
-            .cache_read_input_tokens
-            .saturating_add(usage.cache_read_input_tokens);
-        total.cache_creation_input_tokens = total
-            .cache_creation_input_tokens
-            .saturating_add(usage.cache_creation_input_tokens);
-        if let Some(reasoning) = usage.reasoning_tokens {
-            let sum = total.reasoning_tokens.get_or_insert(0);
-            *sum = sum.saturating_add(reasoning);
-        }
-        if let Some(cost) = usage.cost_usd {
-            *total.cost_usd.get_or_insert(0.0) += cost;
-        }
+        total.accumulate(usage);
     }
 
     /// The turn's usage (scope [`UsageScope::Turn`]), if any message reported some; resets.

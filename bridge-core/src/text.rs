@@ -329,20 +329,7 @@ impl<O: Write, E: Write> TextSink<O, E> {
         match usage.scope {
             UsageScope::Turn => self.turn_usage = Some(usage.clone()),
             UsageScope::Message => match &mut self.message_usage {
-                Some(sum) => {
-                    sum.input_tokens = sum.input_tokens.saturating_add(usage.input_tokens);
-                    sum.output_tokens = sum.output_tokens.saturating_add(usage.output_tokens);
-                    sum.cache_read_input_tokens = sum
-                        .cache_read_input_tokens
-                        .saturating_add(usage.cache_read_input_tokens);
-                    sum.cache_creation_input_tokens = sum
-                        .cache_creation_input_tokens
-                        .saturating_add(usage.cache_creation_input_tokens);
-                    sum.cost_usd = match (sum.cost_usd, usage.cost_usd) {
-                        (None, None) => None,
-                        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-                    };
-                }
+                Some(sum) => sum.accumulate(usage),
                 None => self.message_usage = Some(usage.clone()),
             },
         }
