@@ -2,7 +2,7 @@
 //!
 //! A channel starts one turn for a [`Request`] and reports it as [`Event`]s through a
 //! [`TurnContext`]. It must end every turn with exactly one [`Event::TurnEnd`]; the
-//! process-based channels get that for free from [`crate::turn::run_process_turn`].
+//! process-based channels get that for free from the runner ([`crate::session`]).
 
 use std::sync::Arc;
 

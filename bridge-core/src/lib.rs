@@ -10,7 +10,7 @@
 //! * [`request`]: the request JSON read from stdin; [`ide_context`]: its `openedFiles` as a
 //!   bounded prompt block.
 //! * [`channel`]: the [`Channel`] trait a provider implements and the [`Router`] registry.
-//! * [`process`], [`lines`], [`turn`]: spawning a CLI in its own process group, reading its
+//! * [`process`], [`lines`], [`turn`], [`session`]: spawning a CLI in its own process group, reading its
 //!   output with bounded memory, deadlines, interrupt, and deciding the outcome.
 //! * [`normalize`]: building blocks for normalizers of one-shot JSONL CLIs (outcome rules for
 //!   CLIs whose exit code lies, plain-text lines, snapshots → deltas).
@@ -19,7 +19,7 @@
 //!   from the client (stdin or the ai-bridge file IPC), and the no-client / timeout denials.
 //!
 //! A provider crate supplies a [`turn::ProcessTurn`] (how to launch its CLI) and a pure
-//! [`turn::Normalizer`] (`line → events`); the engine does the rest.
+//! [`turn::Normalizer`] (`line → events`); the session runner ([`session`]) does the rest.
 
 #![deny(missing_docs)]
 
@@ -40,6 +40,7 @@ pub mod record;
 pub mod redact;
 pub mod request;
 pub mod schema;
+pub mod session;
 pub mod text;
 pub mod turn;
 

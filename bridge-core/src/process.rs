@@ -531,6 +531,14 @@ impl ChildProcess {
         Ok(status)
     }
 
+    /// The leader's exit status if it has exited, without waiting (a CLI that died between two
+    /// turns of a session).
+    pub fn try_exit_status(&mut self) -> Option<ExitStatus> {
+        let status = self.child.try_wait().ok().flatten()?;
+        self.reaped(&status);
+        Some(status)
+    }
+
     fn reaped(&mut self, status: &ExitStatus) {
         if !self.reaped
             && let Some(recording) = &self.record

@@ -1,35 +1,34 @@
 //! The ACP client engine: one agent process, one JSON-RPC connection, one session.
 //!
-//! [`AcpSession::start`] spawns the agent (bridge-core's [`ChildProcess`]: own process group,
-//! scrubbed environment, stderr tail), reads its stdout with the bounded [`LineReader`], and
-//! runs the handshake: `initialize` (honest client capabilities: no file system, no terminal),
-//! `authenticate` when the agent requires it, `session/new` or, for a given session id,
-//! `session/resume` or `session/load` (whichever the agent advertises; a status event says which),
-//! then the permission mode and the model. Every handshake request has a deadline of seconds
-//! ([`SessionConfig::handshake_timeout`]); an agent that never answers is killed and reported.
+//! The agent runs on bridge-core's session runner ([`Process`]: own process group, scrubbed
+//! environment, bounded stdout lines, stderr tail, deadlines, interrupt, approvals); this module
+//! is the protocol on top of it ([`Engine`]).
+//!
+//! [`AcpSession::start`] spawns the agent and runs the handshake: `initialize` (honest client
+//! capabilities: no file system, no terminal), `authenticate` when the agent requires it,
+//! `session/new` or, for a given session id, `session/resume` or `session/load` (whichever the
+//! agent advertises; a status event says which), then the permission mode and the model. Every
+//! handshake request has a deadline of seconds ([`SessionConfig::handshake_timeout`]); an agent
+//! that never answers is killed and reported.
 //!
 //! [`AcpSession::prompt`] runs one turn: `session/prompt` under the turn's wall-clock and idle
 //! deadlines, `session/update` notifications normalized into events as they arrive, approval
 //! requests answered through the turn's permission broker, `session/cancel` on interrupt. It
-//! always ends with exactly one [`Event::TurnEnd`]. The session outlives the turn, so a daemon
-//! can prompt it again; [`AcpSession::shutdown`] closes stdin and takes the process group down.
+//! always ends with exactly one [`Event::TurnEnd`]. The session outlives the turn, so it can be
+//! prompted again; [`AcpSession::shutdown`] closes stdin and takes the process group down.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use bridge_core::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind, TurnEnd};
-use bridge_core::lines::{LineItem, LineReader};
+use bridge_core::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind};
 use bridge_core::normalize::{fail_turn, str_at};
 use bridge_core::permission::{PermissionRequest, Resolution};
-use bridge_core::process::{ChildProcess, CommandSpec, describe_exit};
+use bridge_core::process::CommandSpec;
+use bridge_core::session::{Engine, EngineIo, Lifetime, Process, StepFailure};
 use bridge_core::turn::{TurnContext, interrupted_end};
 use permission_mapper::PermissionMode;
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
-use tokio::sync::{mpsc, watch};
-use tokio::task::AbortHandle;
-use tokio::time::Instant;
 
 use crate::normalize::AcpNormalizer;
 use crate::permission::{answer, cancelled, policy};
@@ -136,53 +135,244 @@ impl SessionStrategy {
 enum Failure {
     Rpc(RpcError),
     Deadline,
-    Idle,
     Exited,
     Interrupted,
     ConsumerGone,
 }
 
+impl From<StepFailure> for Failure {
+    fn from(failure: StepFailure) -> Self {
+        match failure {
+            StepFailure::Deadline => Failure::Deadline,
+            StepFailure::Exited => Failure::Exited,
+            StepFailure::Interrupted => Failure::Interrupted,
+            StepFailure::ConsumerGone => Failure::ConsumerGone,
+        }
+    }
+}
+
+/// What the engine does with `session/update` notifications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
+    /// Handshake requests: updates are ignored.
     Handshake,
+    /// A `session/load` that replays history: updates are counted, not re-emitted.
     Load,
+    /// A `session/prompt`: updates are the turn's events.
     Prompt,
 }
 
-enum ReadItem {
-    Line { text: String, lossy: bool },
-    TooLong(usize),
+/// The ACP protocol on the session runner: JSON-RPC lines in, events and answers out.
+struct AcpEngine {
+    provider: String,
+    mode: PermissionMode,
+    empty_turn: Option<EmptyTurn>,
+    normalizer: AcpNormalizer,
+    phase: Phase,
+    /// The request whose answer ends the current exchange.
+    awaiting: Option<Id>,
+    /// The answer to a handshake request.
+    answer: Option<Result<Value, RpcError>>,
+    /// The bridge sent `session/cancel` for the current prompt.
+    interrupting: bool,
+    /// Permission requests in flight: the bridge's request id → the agent's JSON-RPC id.
+    permission_ids: HashMap<String, Id>,
+    session_id: String,
+    garbage: usize,
+    first_garbage: Option<String>,
+    replayed: usize,
 }
 
-struct Decided {
-    id: Id,
-    request: PermissionRequest,
-    resolution: Resolution,
+impl AcpEngine {
+    /// The turn's end from the `session/prompt` answer.
+    fn prompt_answer(&mut self, outcome: Result<Value, RpcError>, io: &mut EngineIo) {
+        let provider = &self.provider;
+        let session_id = Some(self.session_id.clone());
+        let events = io.events();
+        match outcome {
+            Ok(result) => match self.empty_turn {
+                Some(empty)
+                    if !self.interrupting
+                        && !self.normalizer.output_seen()
+                        && str_at(&result, "stopReason") == Some("end_turn") =>
+                {
+                    let logged = empty.log.and_then(|log| {
+                        let home = std::env::var_os("HOME")?;
+                        last_log_line(&PathBuf::from(home).join(log), empty.pattern)
+                    });
+                    let message = match logged {
+                        Some(line) => format!("{provider}: {} Its log says: {line}", empty.message),
+                        None => format!("{provider}: {}", empty.message),
+                    };
+                    fail_turn(ErrorCode::Provider, message, session_id, events);
+                }
+                _ => self
+                    .normalizer
+                    .prompt_result(&result, self.interrupting, events),
+            },
+            // The agent ended the cancelled turn with an error: the turn was interrupted.
+            Err(_) if self.interrupting => {
+                self.normalizer.flush(events);
+                events.push(Event::TurnEnd(interrupted_end(session_id)));
+            }
+            Err(e) => {
+                // The agent's own error: its words, without its stderr log.
+                self.normalizer.flush(events);
+                let message = format!("{provider}: {}", e.describe());
+                fail_turn(ErrorCode::Provider, message, session_id, events);
+            }
+        }
+    }
+
+    /// Answers a request the agent sent us.
+    fn agent_request(&mut self, id: Id, method: &str, params: &Value, io: &mut EngineIo) {
+        if method == "session/request_permission" {
+            if self.phase != Phase::Prompt || self.interrupting {
+                io.write(rpc::response(&id, cancelled()));
+                return;
+            }
+            // The request event goes out (and is dispatched by the runner) before anything
+            // can answer it.
+            let request = self.normalizer.permission_request(&id, params, io.events());
+            self.permission_ids.insert(request.request_id, id);
+            return;
+        }
+        let what = if method.starts_with("fs/") {
+            "file-system access"
+        } else if method.starts_with("terminal/") {
+            "terminals"
+        } else {
+            "this method"
+        };
+        let message = format!(
+            "the bridge does not offer {what} to agents (`{method}`; its clientCapabilities say so)"
+        );
+        io.write(rpc::error_response(&id, METHOD_NOT_FOUND, &message));
+        io.emit(Event::warning(
+            "client_method_refused",
+            format!("{} asked for `{method}`; refused: {message}", self.provider),
+        ));
+    }
 }
 
-struct Pending {
-    abort: AbortHandle,
-    tool_call_id: Option<String>,
+impl Engine for AcpEngine {
+    fn stdout_line(&mut self, text: &str, io: &mut EngineIo) {
+        match rpc::parse(text) {
+            Ok(Incoming::Response { id, outcome }) => {
+                // Anything else answers a request abandoned earlier.
+                if self.awaiting.as_ref() != Some(&id) {
+                    return;
+                }
+                self.awaiting = None;
+                if self.phase == Phase::Prompt {
+                    self.prompt_answer(outcome, io);
+                } else {
+                    self.answer = Some(outcome);
+                    io.done();
+                }
+            }
+            Ok(Incoming::Notification { method, params }) => {
+                if method == "session/update" {
+                    match self.phase {
+                        Phase::Prompt => self.normalizer.update(&params, io.events()),
+                        Phase::Load => self.replayed += 1,
+                        Phase::Handshake => {}
+                    }
+                }
+            }
+            Ok(Incoming::Request { id, method, params }) => {
+                self.agent_request(id, &method, &params, io);
+            }
+            Err(_) => {
+                self.garbage += 1;
+                if self.first_garbage.is_none() {
+                    self.first_garbage = Some(text.to_string());
+                }
+                if self.garbage <= MAX_GARBAGE_WARNINGS {
+                    let shown: String = text.chars().take(300).collect();
+                    io.emit(Event::warning(
+                        "unparsed_line",
+                        format!(
+                            "{} printed a stdout line that is not JSON-RPC: {shown}",
+                            self.provider
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn interrupt(&mut self, io: &mut EngineIo) -> bool {
+        self.interrupting = true;
+        io.write(rpc::notification(
+            "session/cancel",
+            json!({"sessionId": self.session_id}),
+        ));
+        true
+    }
+
+    fn answers_permissions(&self) -> bool {
+        true
+    }
+
+    fn policy(&self, request: &PermissionRequest) -> Option<Resolution> {
+        policy(self.mode, request)
+    }
+
+    fn decided(
+        &mut self,
+        request: &PermissionRequest,
+        resolution: &Resolution,
+        io: &mut EngineIo,
+    ) -> bool {
+        let Some(id) = self.permission_ids.remove(&request.request_id) else {
+            return false;
+        };
+        let answer = answer(request, resolution);
+        io.write(rpc::response(&id, answer.result.clone()));
+        io.emit(Event::PermissionDecision(answer.effective.clone()));
+        if answer.refused
+            && let Some(tool) = &request.tool_use_id
+        {
+            let message = answer
+                .effective
+                .note
+                .clone()
+                .or(resolution.decision.message.clone())
+                .unwrap_or_else(|| "The user denied this tool call".into());
+            self.normalizer.refused(tool, &message, io.events());
+        }
+        answer.cancel_turn
+    }
+
+    fn abandoned(&mut self, request: &PermissionRequest, io: &mut EngineIo) {
+        if let Some(id) = self.permission_ids.remove(&request.request_id) {
+            io.write(rpc::response(&id, cancelled()));
+        }
+    }
+
+    fn cut_short(&mut self, io: &mut EngineIo) {
+        self.normalizer.flush(io.events());
+    }
+
+    fn finish(&mut self, _exit: Option<&std::process::ExitStatus>, io: &mut EngineIo) {
+        self.normalizer.flush(io.events());
+    }
+
+    fn session_id(&self) -> Option<String> {
+        (!self.session_id.is_empty()).then(|| self.session_id.clone())
+    }
 }
 
 /// One running agent process with one ACP session.
 pub struct AcpSession {
     config: SessionConfig,
-    child: ChildProcess,
-    writer: Option<mpsc::Sender<Vec<u8>>>,
-    lines: mpsc::Receiver<ReadItem>,
-    stderr_activity: watch::Receiver<u64>,
+    process: Process,
+    engine: AcpEngine,
     next_id: i64,
-    normalizer: AcpNormalizer,
     agent: Value,
     session_id: String,
     strategy: SessionStrategy,
-    garbage: usize,
-    first_garbage: Option<String>,
-    replayed: usize,
-    pending: HashMap<Id, Pending>,
-    decided_tx: mpsc::Sender<Decided>,
-    decided_rx: mpsc::Receiver<Decided>,
 }
 
 impl std::fmt::Debug for AcpSession {
@@ -227,64 +417,36 @@ impl AcpSession {
         config: SessionConfig,
         ctx: &TurnContext,
     ) -> Result<AcpSession, Option<ErrorInfo>> {
-        let mut child = ChildProcess::spawn(&ctx.recorded(command))
-            .map_err(|e| Some(ErrorInfo::new(ErrorCode::SpawnFailed, e.to_string())))?;
-        let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
-            return Err(Some(ErrorInfo::new(
-                ErrorCode::Internal,
-                "the agent's stdin/stdout were not captured",
-            )));
-        };
-        let (writer, mut outbox) = mpsc::channel::<Vec<u8>>(64);
-        tokio::spawn(async move {
-            let mut stdin = stdin;
-            while let Some(bytes) = outbox.recv().await {
-                if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
-                    break;
-                }
-            }
-            let _ = stdin.shutdown().await;
-        });
-        let (line_tx, lines) = mpsc::channel::<ReadItem>(256);
-        let max = ctx.limits.max_line_bytes;
-        tokio::spawn(async move {
-            let mut reader = LineReader::new(stdout, max);
-            while let Ok(Some(item)) = reader.next_line().await {
-                let item = match item {
-                    LineItem::Line { text, lossy } => ReadItem::Line { text, lossy },
-                    LineItem::TooLong { bytes } => ReadItem::TooLong(bytes),
-                };
-                if line_tx.send(item).await.is_err() {
-                    break;
-                }
-            }
-        });
-        let stderr_activity = child.stderr_activity();
-        let (decided_tx, decided_rx) = mpsc::channel(16);
-        let notices = config.notices;
-        let tool_kinds = config.tool_kinds;
-        let mut session = AcpSession {
-            config,
-            child,
-            writer: Some(writer),
-            lines,
-            stderr_activity,
-            next_id: 0,
-            normalizer: AcpNormalizer::with_notices(notices).with_tool_kinds(tool_kinds),
-            agent: Value::Null,
+        let process = Process::spawn(&config.provider, command, ctx).map_err(Some)?;
+        let engine = AcpEngine {
+            provider: config.provider.clone(),
+            mode: config.mode,
+            empty_turn: config.empty_turn,
+            normalizer: AcpNormalizer::with_notices(config.notices)
+                .with_tool_kinds(config.tool_kinds),
+            phase: Phase::Handshake,
+            awaiting: None,
+            answer: None,
+            interrupting: false,
+            permission_ids: HashMap::new(),
             session_id: String::new(),
-            strategy: SessionStrategy::New,
             garbage: 0,
             first_garbage: None,
             replayed: 0,
-            pending: HashMap::new(),
-            decided_tx,
-            decided_rx,
+        };
+        let mut session = AcpSession {
+            config,
+            process,
+            engine,
+            next_id: 0,
+            agent: Value::Null,
+            session_id: String::new(),
+            strategy: SessionStrategy::New,
         };
         match session.handshake(ctx).await {
             Ok(()) => Ok(session),
             Err(info) => {
-                session.kill(ctx).await;
+                session.process.kill(ctx.limits).await;
                 Err(info)
             }
         }
@@ -305,23 +467,24 @@ impl AcpSession {
         &self.agent
     }
 
+    /// The agent's pid.
+    pub fn pid(&self) -> Option<i32> {
+        self.process.pid()
+    }
+
+    /// Whether the agent can take another prompt (it did not exit, was not stopped).
+    pub fn is_alive(&mut self) -> bool {
+        self.process.check_alive()
+    }
+
     fn provider(&self) -> &str {
         &self.config.provider
     }
 
-    async fn send(&self, bytes: Vec<u8>) {
-        if let Some(writer) = &self.writer {
-            // A child that stopped reading is reported through its exit, not here.
-            let _ = writer.send(bytes).await;
-        }
-    }
-
-    fn handshake_deadline(&self) -> Instant {
-        Instant::now() + self.config.handshake_timeout
-    }
-
     /// Sends a handshake request (`phase` is [`Phase::Handshake`], or [`Phase::Load`] for a
-    /// `session/load` that replays history) under its own handshake deadline.
+    /// `session/load` that replays history) under its own handshake deadline, handling
+    /// everything the agent sends meanwhile. A cancel or a consumer that went away stops it
+    /// at once.
     async fn handshake_call(
         &mut self,
         ctx: &TurnContext,
@@ -329,8 +492,21 @@ impl AcpSession {
         params: Value,
         phase: Phase,
     ) -> Result<Value, Failure> {
-        let deadline = self.handshake_deadline();
-        self.call(ctx, method, params, phase, deadline).await
+        self.next_id += 1;
+        let id = Id::Number(self.next_id);
+        self.engine.phase = phase;
+        self.engine.awaiting = Some(id);
+        self.engine.answer = None;
+        let bytes = rpc::request(self.next_id, method, params);
+        let timeout = self.config.handshake_timeout;
+        self.process
+            .step(&mut self.engine, ctx, bytes, timeout)
+            .await?;
+        match self.engine.answer.take() {
+            Some(Ok(value)) => Ok(value),
+            Some(Err(e)) => Err(Failure::Rpc(e)),
+            None => Err(Failure::Exited),
+        }
     }
 
     /// Sends a handshake request that configures the session (mode, model, a config option).
@@ -362,15 +538,15 @@ impl AcpSession {
         Some(error(
             ErrorCode::Provider,
             message,
-            self.child.stderr_tail(),
+            self.process.stderr_tail(),
         ))
     }
 
     /// Words a handshake failure for the client.
     fn handshake_failure(&self, method: &str, failure: Failure) -> Option<ErrorInfo> {
         let provider = self.provider();
-        let tail = self.child.stderr_tail();
-        let garbage = match (&self.first_garbage, self.garbage) {
+        let tail = self.process.stderr_tail();
+        let garbage = match (&self.engine.first_garbage, self.engine.garbage) {
             (Some(first), n) => {
                 let first: String = first.chars().take(200).collect();
                 format!(
@@ -388,7 +564,7 @@ impl AcpSession {
                     e.code
                 ),
             ),
-            Failure::Deadline | Failure::Idle => (
+            Failure::Deadline => (
                 ErrorCode::IdleTimeout,
                 format!(
                     "{provider} did not answer `{method}` within {} s (ACP handshake deadline); stopped it{garbage}",
@@ -513,7 +689,7 @@ impl AcpSession {
             Err(f) => return Err(self.handshake_failure(strategy.method(), f)),
         };
         if strategy == SessionStrategy::Load
-            && self.replayed == 0
+            && self.engine.replayed == 0
             && self.config.empty_load_is_unknown
         {
             let id = self.config.resume.clone().unwrap_or_default();
@@ -534,7 +710,7 @@ impl AcpSession {
         self.session_id = session_id.clone();
         self.strategy = strategy;
         let mut events = Vec::new();
-        self.normalizer.session(&session_id, &mut events);
+        self.engine.normalizer.session(&session_id, &mut events);
         let message = match strategy {
             SessionStrategy::New => format!("started session {session_id} with session/new"),
             SessionStrategy::Resume => {
@@ -542,7 +718,7 @@ impl AcpSession {
             }
             SessionStrategy::Load => format!(
                 "resumed session {session_id} with session/load ({} replayed history update(s) not re-emitted)",
-                self.replayed
+                self.engine.replayed
             ),
         };
         events.push(Event::Status(Status {
@@ -551,8 +727,10 @@ impl AcpSession {
             attempt: None,
             max_attempts: None,
         }));
-        if !emit_all(ctx, events).await {
-            return Err(None);
+        for event in events {
+            if !ctx.emit(event).await {
+                return Err(None);
+            }
         }
         self.apply_mode(ctx, &result).await?;
         self.apply_model(ctx, &result).await?;
@@ -803,354 +981,36 @@ impl AcpSession {
         .await
     }
 
-    /// Sends one request and waits for its answer, handling everything the agent sends
-    /// meanwhile. In the prompt phase a cancel sends `session/cancel` and waits (up to the
-    /// interrupt grace) for the agent to end the turn; elsewhere it aborts at once, and so
-    /// does a consumer that went away (`ctx.abort`) in any phase.
-    async fn call(
-        &mut self,
-        ctx: &TurnContext,
-        method: &str,
-        params: Value,
-        phase: Phase,
-        deadline: Instant,
-    ) -> Result<Value, Failure> {
-        self.next_id += 1;
-        let id = Id::Number(self.next_id);
-        self.send(rpc::request(self.next_id, method, params)).await;
-        let limits = ctx.limits;
-        let mut last_activity = Instant::now();
-        let mut interrupting = false;
-        let mut interrupt_deadline = deadline;
-        loop {
-            let idle_deadline = last_activity + limits.idle;
-            let waiting_for_client = !self.pending.is_empty();
-            tokio::select! {
-                biased;
-                // Nobody reads the output any more: stop at once, no interrupt grace.
-                _ = ctx.abort.cancelled() => return Err(Failure::ConsumerGone),
-                _ = ctx.cancel.cancelled(), if !interrupting => {
-                    if phase != Phase::Prompt {
-                        return Err(Failure::Interrupted);
-                    }
-                    interrupting = true;
-                    interrupt_deadline = Instant::now() + limits.interrupt_grace;
-                    self.send(rpc::notification("session/cancel", json!({"sessionId": self.session_id}))).await;
-                    let pending: Vec<(Id, Pending)> = self.pending.drain().collect();
-                    for (pid, p) in pending {
-                        p.abort.abort();
-                        self.send(rpc::response(&pid, cancelled())).await;
-                    }
-                }
-                _ = tokio::time::sleep_until(interrupt_deadline), if interrupting => {
-                    return Err(Failure::Interrupted);
-                }
-                _ = tokio::time::sleep_until(deadline) => return Err(Failure::Deadline),
-                _ = tokio::time::sleep_until(idle_deadline), if phase == Phase::Prompt && !waiting_for_client => {
-                    return Err(Failure::Idle);
-                }
-                Ok(()) = self.stderr_activity.changed() => last_activity = Instant::now(),
-                Some(decided) = self.decided_rx.recv() => {
-                    last_activity = Instant::now();
-                    let Some(pending) = self.pending.remove(&decided.id) else { continue };
-                    let answer = answer(&decided.request, &decided.resolution);
-                    self.send(rpc::response(&decided.id, answer.result.clone())).await;
-                    let mut events = vec![Event::PermissionDecision(answer.effective.clone())];
-                    if answer.refused
-                        && let Some(tool) = &pending.tool_call_id
-                    {
-                        let message = answer
-                            .effective
-                            .note
-                            .clone()
-                            .or(decided.resolution.decision.message.clone())
-                            .unwrap_or_else(|| "The user denied this tool call".into());
-                        self.normalizer.refused(tool, &message, &mut events);
-                    }
-                    if !emit_all(ctx, events).await {
-                        return Err(Failure::ConsumerGone);
-                    }
-                    if answer.cancel_turn {
-                        ctx.cancel.cancel();
-                    }
-                }
-                item = self.lines.recv() => {
-                    last_activity = Instant::now();
-                    let Some(item) = item else {
-                        return Err(Failure::Exited);
-                    };
-                    let mut events = Vec::new();
-                    let text = match item {
-                        ReadItem::Line { text, lossy } => {
-                            if lossy {
-                                events.push(Event::warning(
-                                    "invalid_utf8",
-                                    format!("{} printed a line that is not valid UTF-8; decoded it lossily", self.config.provider),
-                                ));
-                            }
-                            text
-                        }
-                        ReadItem::TooLong(bytes) => {
-                            events.push(Event::warning(
-                                "line_too_long",
-                                format!(
-                                    "{} printed a {bytes}-byte line, over the {}-byte limit; skipped it",
-                                    self.config.provider, limits.max_line_bytes
-                                ),
-                            ));
-                            String::new()
-                        }
-                    };
-                    let mut done = None;
-                    if !text.trim().is_empty() {
-                        if ctx.raw {
-                            events.push(Event::Raw { line: text.clone() });
-                        }
-                        match rpc::parse(&text) {
-                            Ok(Incoming::Response { id: rid, outcome }) => {
-                                if rid == id {
-                                    done = Some(outcome);
-                                }
-                                // Anything else answers a request abandoned earlier.
-                            }
-                            Ok(Incoming::Notification { method, params }) => {
-                                if method == "session/update" {
-                                    match phase {
-                                        Phase::Prompt => self.normalizer.update(&params, &mut events),
-                                        Phase::Load => self.replayed += 1,
-                                        Phase::Handshake => {}
-                                    }
-                                }
-                            }
-                            Ok(Incoming::Request { id: rid, method, params }) => {
-                                self.agent_request(ctx, rid, &method, &params, phase, interrupting, &mut events).await;
-                            }
-                            Err(_) => {
-                                self.garbage += 1;
-                                if self.first_garbage.is_none() {
-                                    self.first_garbage = Some(text.clone());
-                                }
-                                if self.garbage <= MAX_GARBAGE_WARNINGS {
-                                    let shown: String = text.chars().take(300).collect();
-                                    events.push(Event::warning(
-                                        "unparsed_line",
-                                        format!("{} printed a stdout line that is not JSON-RPC: {shown}", self.config.provider),
-                                    ));
-                                }
-                            }
-                        }
-                    }
-                    if !emit_all(ctx, events).await {
-                        return Err(Failure::ConsumerGone);
-                    }
-                    if let Some(outcome) = done {
-                        if interrupting {
-                            // The agent ended the cancelled turn itself.
-                            return match outcome {
-                                Ok(v) => Ok(v),
-                                Err(_) => Err(Failure::Interrupted),
-                            };
-                        }
-                        return outcome.map_err(Failure::Rpc);
-                    }
-                    // Spawned permission tasks are registered after their request event went out.
-                }
-            }
-        }
-    }
-
-    /// Answers a request the agent sent us.
-    #[allow(clippy::too_many_arguments)]
-    async fn agent_request(
-        &mut self,
-        ctx: &TurnContext,
-        id: Id,
-        method: &str,
-        params: &Value,
-        phase: Phase,
-        interrupting: bool,
-        events: &mut Vec<Event>,
-    ) {
-        if method == "session/request_permission" {
-            if phase != Phase::Prompt || interrupting {
-                self.send(rpc::response(&id, cancelled())).await;
-                return;
-            }
-            let request = self.normalizer.permission_request(&id, params, events);
-            // The request event goes out before anything can answer it.
-            if !emit_all(ctx, std::mem::take(events)).await {
-                return;
-            }
-            let tool_call_id = request.tool_use_id.clone();
-            let mode = self.config.mode;
-            let broker = ctx.permissions.clone();
-            let tx = self.decided_tx.clone();
-            let task_id = id.clone();
-            let task = tokio::spawn(async move {
-                let resolution = match policy(mode, &request) {
-                    Some(resolution) => resolution,
-                    None => broker.ask(&request).await,
-                };
-                let _ = tx
-                    .send(Decided {
-                        id: task_id,
-                        request,
-                        resolution,
-                    })
-                    .await;
-            });
-            self.pending.insert(
-                id,
-                Pending {
-                    abort: task.abort_handle(),
-                    tool_call_id,
-                },
-            );
-            return;
-        }
-        let what = if method.starts_with("fs/") {
-            "file-system access"
-        } else if method.starts_with("terminal/") {
-            "terminals"
-        } else {
-            "this method"
-        };
-        let message = format!(
-            "the bridge does not offer {what} to agents (`{method}`; its clientCapabilities say so)"
-        );
-        self.send(rpc::error_response(&id, METHOD_NOT_FOUND, &message))
-            .await;
-        events.push(Event::warning(
-            "client_method_refused",
-            format!(
-                "{} asked for `{method}`; refused: {message}",
-                self.config.provider
-            ),
-        ));
-    }
-
     /// Runs one turn with `prompt` (ACP content blocks), sending its events, ending with
-    /// exactly one [`Event::TurnEnd`]. Returns false when the session can no longer be used
-    /// (the agent died, timed out or the consumer went away).
+    /// exactly one [`Event::TurnEnd`]: `session/prompt` under the turn's deadlines, approvals
+    /// through the turn's broker, `session/cancel` on interrupt. Returns whether the session
+    /// can take another prompt (false when the agent died, timed out or the consumer went
+    /// away).
     pub async fn prompt(&mut self, prompt: Vec<Value>, ctx: &TurnContext) -> bool {
-        self.normalizer.begin_turn();
-        let deadline = Instant::now() + ctx.limits.wall;
+        self.engine.normalizer.begin_turn();
+        self.next_id += 1;
+        self.engine.phase = Phase::Prompt;
+        self.engine.awaiting = Some(Id::Number(self.next_id));
+        self.engine.interrupting = false;
+        self.engine.session_id = self.session_id.clone();
         let params = json!({"sessionId": self.session_id, "prompt": prompt});
-        let outcome = self
-            .call(ctx, "session/prompt", params, Phase::Prompt, deadline)
+        let bytes = rpc::request(self.next_id, "session/prompt", params);
+        self.process
+            .run_turn(&mut self.engine, ctx, bytes, Lifetime::Warm)
             .await;
-        let interrupted = ctx.cancel.is_cancelled();
-        let provider = self.config.provider.clone();
-        let session_id = Some(self.session_id.clone());
-        let mut events = Vec::new();
-        let usable = match outcome {
-            Ok(result) => match self.config.empty_turn {
-                Some(empty)
-                    if !interrupted
-                        && !self.normalizer.output_seen()
-                        && str_at(&result, "stopReason") == Some("end_turn") =>
-                {
-                    let logged = empty.log.and_then(|log| {
-                        let home = std::env::var_os("HOME")?;
-                        last_log_line(&PathBuf::from(home).join(log), empty.pattern)
-                    });
-                    let message = match logged {
-                        Some(line) => format!("{provider}: {} Its log says: {line}", empty.message),
-                        None => format!("{provider}: {}", empty.message),
-                    };
-                    fail_turn(ErrorCode::Provider, message, session_id, &mut events);
-                    true
-                }
-                _ => {
-                    self.normalizer
-                        .prompt_result(&result, interrupted, &mut events);
-                    true
-                }
-            },
-            Err(Failure::Rpc(e)) => {
-                // The agent's own error: its words, without its stderr log.
-                self.normalizer.flush(&mut events);
-                let message = format!("{provider}: {}", e.describe());
-                fail_turn(ErrorCode::Provider, message, session_id, &mut events);
-                true
-            }
-            Err(Failure::Interrupted) => {
-                events.push(Event::TurnEnd(interrupted_end(session_id)));
-                false
-            }
-            Err(Failure::ConsumerGone) => return false,
-            Err(failure) => {
-                self.normalizer.flush(&mut events);
-                let (code, message) = match failure {
-                    Failure::Deadline => (
-                        ErrorCode::WallTimeout,
-                        format!(
-                            "{provider} ran longer than {} s (wall-clock deadline); stopped it",
-                            ctx.limits.wall.as_secs()
-                        ),
-                    ),
-                    Failure::Idle => (
-                        ErrorCode::IdleTimeout,
-                        format!(
-                            "{provider} printed nothing for {} s (idle deadline); stopped it",
-                            ctx.limits.idle.as_secs()
-                        ),
-                    ),
-                    _ => {
-                        let status = self.child.wait_timeout(Duration::from_millis(500)).await;
-                        let how = status
-                            .as_ref()
-                            .map(describe_exit)
-                            .unwrap_or_else(|| "closed its stdout".into());
-                        (
-                            ErrorCode::ExitedEarly,
-                            format!(
-                                "{provider} exited ({how}) during the turn, before answering session/prompt"
-                            ),
-                        )
-                    }
-                };
-                if matches!(failure, Failure::Deadline | Failure::Idle) {
-                    // Stop it first: its stderr pipe only ends when it is gone.
-                    self.kill(ctx).await;
-                }
-                // The stderr drain may still be catching up with what the agent wrote just
-                // before it died.
-                let tail = self.child.settled_stderr_tail(Duration::from_secs(1)).await;
-                events.push(Event::Error(error(code, message.clone(), tail)));
-                events.push(Event::TurnEnd(TurnEnd::failed(session_id, message)));
-                false
-            }
-        };
-        emit_all(ctx, events).await && usable
+        self.engine.phase = Phase::Handshake;
+        self.engine.permission_ids.clear();
+        self.process.check_alive()
     }
 
     /// Closes stdin, gives the agent `exit_grace` to exit, then ends its whole process group.
     pub async fn shutdown(mut self, ctx: &TurnContext) {
-        for (_, p) in self.pending.drain() {
-            p.abort.abort();
-        }
-        self.writer = None;
-        if self
-            .child
-            .wait_timeout(ctx.limits.exit_grace)
-            .await
-            .is_none()
-        {
-            self.child.terminate(ctx.limits.kill_grace).await;
-        }
-        self.child.sweep_group();
-    }
-
-    /// Ends the whole process group now.
-    async fn kill(&mut self, ctx: &TurnContext) {
-        self.writer = None;
-        self.child.terminate(ctx.limits.kill_grace).await;
+        self.process.shutdown(ctx.limits).await;
     }
 
     /// Ends the whole process group now (interrupts, deadlines, a consumer that went away).
     pub async fn terminate(mut self, ctx: &TurnContext) {
-        self.kill(ctx).await;
+        self.process.kill(ctx.limits).await;
     }
 }
 
@@ -1211,14 +1071,4 @@ fn id_by_id_or_name<'a>(
         .find(|e| str_at(e, id_key) == Some(wanted) || str_at(e, "name") == Some(wanted))
         .and_then(|e| str_at(e, id_key))
         .unwrap_or(wanted)
-}
-
-/// Sends `events` in order; false (the rest dropped) when the consumer went away.
-async fn emit_all(ctx: &TurnContext, events: Vec<Event>) -> bool {
-    for event in events {
-        if !ctx.emit(event).await {
-            return false;
-        }
-    }
-    true
 }

@@ -56,7 +56,8 @@ use bridge_core::encode::MarkerDialect;
 use bridge_core::event::{ErrorCode, ErrorInfo, Event};
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::{Attachment, Request};
-use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext, run_process_turn};
+use bridge_core::session::run_once;
+use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext};
 use futures_util::future::BoxFuture;
 use permission_mapper::codex::{self as codex_mode, CodexApproval, CodexOverrides};
 use permission_mapper::{Platform, RequestedMode};
@@ -525,7 +526,7 @@ impl Channel for CodexChannel {
                 Some(home) => Box::new(RolloutNormalizer::new(inner, home, launch.resumed)),
                 None => Box::new(inner),
             };
-            run_process_turn(launch.turn, normalizer, ctx).await;
+            run_once(launch.turn, normalizer, ctx).await;
             drop(images);
         })
     }

@@ -8,7 +8,7 @@
 //! locate the CLI (a missing CLI fails the turn with the install hint), emit the build's
 //! warnings, check the version in the background ([`sdk_probe::turn_version_check`]), run the
 //! turn through
-//! [`bridge_core::turn::run_process_turn`] (deadlines, interrupt, process group, exit codes that
+//! [`bridge_core::session::run_once`] (deadlines, interrupt, process group, exit codes that
 //! lie are the normalizer's `finish`).
 //!
 //! A one-shot print mode cannot ask the client for approvals: the provider's build maps the
@@ -74,7 +74,8 @@ use bridge_core::channel::Channel;
 use bridge_core::event::{ErrorCode, ErrorInfo, Event};
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::Request;
-use bridge_core::turn::{CloseStdin, Normalizer, ProcessTurn, TurnContext, run_process_turn};
+use bridge_core::session::run_once;
+use bridge_core::turn::{CloseStdin, Normalizer, ProcessTurn, TurnContext};
 use futures_util::future::BoxFuture;
 use sdk_probe::{Located, ProbeEnv, ProbeSpec};
 
@@ -392,7 +393,7 @@ pub async fn run_one_shot(
     if let Some(check) = version_check {
         ctx.warn_later("untested_version", check);
     }
-    run_process_turn(built.turn, built.normalizer, ctx).await;
+    run_once(built.turn, built.normalizer, ctx).await;
     // The scratch files outlive the process.
     drop(built.scratch);
 }
