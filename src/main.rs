@@ -30,57 +30,59 @@ use std::sync::Arc;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
+mod session_cmd;
+
 /// Drive a coding-agent CLI and stream its turn as ai-bridge markers, JSONL, or readable text.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(
     name = "bridge",
     version,
     about,
     after_help = "Providers: claude, codex, gemini, qwen, copilot, opencode, kimi, grok, pi, omp, grok-cli, minimax, zcode (more relays can be declared in providers.toml; bridge system status shows which are installed; gemini, qwen, copilot, opencode and kimi also take --transport json).\nThe request JSON (ai-bridge fields: message, sessionId, cwd, permissionMode, model, reasoningEffort, baseUrl, apiKey, attachments, ...) is read from stdin unless a PROMPT is given."
 )]
-struct Cli {
+pub(crate) struct Cli {
     /// Provider key (e.g. `claude`).
-    provider: Option<String>,
+    pub(crate) provider: Option<String>,
     /// Command (`send`, `sendWithAttachments`).
-    command: Option<String>,
+    pub(crate) command: Option<String>,
     /// Prompt text; when absent the request JSON is read from stdin.
-    prompt: Vec<String>,
+    pub(crate) prompt: Vec<String>,
     /// Output format [default: text when stdout is a terminal, else markers]. `text`: the
     /// answer on stdout, tool calls, thinking and errors on stderr, approvals answered by typing
     /// y / a / n on stdin.
     #[arg(long, value_enum, env = "BRIDGE_FORMAT")]
-    format: Option<FormatArg>,
+    pub(crate) format: Option<FormatArg>,
     /// Include provider-native lines (`raw` events) in JSONL output.
     #[arg(long)]
-    raw: bool,
+    pub(crate) raw: bool,
     /// Wall-clock deadline of the turn, in seconds.
     #[arg(long, value_name = "SECS", env = "BRIDGE_TURN_TIMEOUT")]
-    timeout: Option<u64>,
+    pub(crate) timeout: Option<u64>,
     /// Idle deadline (no CLI output), in seconds.
     #[arg(long, value_name = "SECS", env = "BRIDGE_IDLE_TIMEOUT")]
-    idle_timeout: Option<u64>,
+    pub(crate) idle_timeout: Option<u64>,
     /// How long to wait for the request JSON on stdin, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
-    stdin_timeout: u64,
+    pub(crate) stdin_timeout: u64,
     /// Longest CLI output line kept, in bytes (longer ones are skipped with a warning).
     #[arg(long, value_name = "BYTES")]
-    max_line_bytes: Option<usize>,
+    pub(crate) max_line_bytes: Option<usize>,
     /// Model (when the request does not name one).
     #[arg(long)]
-    model: Option<String>,
+    pub(crate) model: Option<String>,
     /// Session to resume (when the request does not name one).
     #[arg(long = "session", value_name = "ID")]
-    session_id: Option<String>,
+    pub(crate) session_id: Option<String>,
     /// Working directory (when the request does not name one).
     #[arg(long)]
-    cwd: Option<String>,
+    pub(crate) cwd: Option<String>,
     /// Permission mode (when the request does not name one).
     #[arg(long)]
-    permission_mode: Option<String>,
+    pub(crate) permission_mode: Option<String>,
     /// Transport of providers that have several (e.g. `acp` or `json` for gemini; when the
     /// request does not name one).
     #[arg(long, value_name = "NAME")]
-    transport: Option<String>,
+    pub(crate) transport: Option<String>,
     /// How long an approval waits for the client's answer over stdin, in seconds (the file
     /// IPC uses CLAUDE_PERMISSION_SAFETY_NET_MS).
     #[arg(
@@ -89,18 +91,18 @@ struct Cli {
         default_value_t = 300,
         env = "BRIDGE_APPROVAL_TIMEOUT"
     )]
-    approval_timeout: u64,
+    pub(crate) approval_timeout: u64,
     /// Also write the CLI's raw stdout, stderr and stdin to PREFIX.stdout, PREFIX.stderr and
     /// PREFIX.stdin (secrets redacted): for bug reports and the transcript corpus.
     #[arg(long, value_name = "PREFIX")]
-    record: Option<std::path::PathBuf>,
+    pub(crate) record: Option<std::path::PathBuf>,
     /// `bridge system status`: print one JSON document instead of a table.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum FormatArg {
+pub(crate) enum FormatArg {
     Markers,
     Jsonl,
     Text,
@@ -150,10 +152,13 @@ fn main() -> ExitCode {
         };
     };
     let Some(command) = cli.command.clone() else {
-        eprintln!("commands of {provider}: {}", channel.commands().join(", "));
+        eprintln!(
+            "commands of {provider}: {}, session",
+            channel.commands().join(", ")
+        );
         return fail_line("No command specified");
     };
-    if !channel.commands().contains(&command.as_str()) {
+    if command != "session" && !channel.commands().contains(&command.as_str()) {
         eprintln!(
             "[COMMAND_ERROR] unknown command; {provider} accepts: {}",
             channel.commands().join(", ")
@@ -172,7 +177,11 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => return fail_line(&format!("cannot start the async runtime: {error}")),
     };
-    let code = runtime.block_on(send(cli, channel));
+    let code = if command == "session" {
+        runtime.block_on(session_cmd::run(cli, channel))
+    } else {
+        runtime.block_on(send(cli, channel))
+    };
     // Do not wait for detached tasks (a stdin reader blocked on an open pipe).
     runtime.shutdown_timeout(Duration::from_millis(100));
     code
@@ -186,13 +195,7 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
 
     let from_stdin = cli.prompt.is_empty();
     let stdin_is_terminal = std::io::stdin().is_terminal();
-    let format = match cli.format {
-        Some(FormatArg::Markers) => OutputFormat::Wire(Format::Markers),
-        Some(FormatArg::Jsonl) => OutputFormat::Wire(Format::Jsonl),
-        Some(FormatArg::Text) => OutputFormat::Text,
-        None if std::io::stdout().is_terminal() => OutputFormat::Text,
-        None => OutputFormat::Wire(Format::Markers),
-    };
+    let format = output_format(&cli);
     let mut stdin = tokio::io::stdin();
     let mut control_rest = None;
     let request: Result<Request, RequestError> = if from_stdin {
@@ -224,32 +227,14 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
         request
     });
 
-    let mut redactor = Redactor::new();
-    redactor.add_env(
-        std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
-    );
-    for var in bridge::relay_key_vars() {
-        if let Ok(key) = std::env::var(var) {
-            redactor.add(&key);
-        }
-    }
+    let mut redactor = base_redactor();
     if let Ok(request) = &request
         && let Some(key) = &request.api_key
     {
         redactor.add(key.expose());
     }
 
-    let mut limits = TurnLimits::default();
-    if let Some(secs) = cli.timeout {
-        limits.wall = Duration::from_secs(secs);
-    }
-    if let Some(secs) = cli.idle_timeout {
-        limits.idle = Duration::from_secs(secs);
-    }
-    if let Some(bytes) = cli.max_line_bytes {
-        limits.max_line_bytes = bytes;
-    }
+    let limits = turn_limits(&cli);
     let cwd = request
         .as_ref()
         .ok()
@@ -312,9 +297,51 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
     exit_code(outcome, format, from_stdin, stdout_closed.is_cancelled())
 }
 
+/// The output format `cli` asks for (or the terminal implies).
+pub(crate) fn output_format(cli: &Cli) -> OutputFormat {
+    match cli.format {
+        Some(FormatArg::Markers) => OutputFormat::Wire(Format::Markers),
+        Some(FormatArg::Jsonl) => OutputFormat::Wire(Format::Jsonl),
+        Some(FormatArg::Text) => OutputFormat::Text,
+        None if std::io::stdout().is_terminal() => OutputFormat::Text,
+        None => OutputFormat::Wire(Format::Markers),
+    }
+}
+
+/// The secrets of this run's environment (relay keys included); request keys are added per
+/// request.
+pub(crate) fn base_redactor() -> Redactor {
+    let mut redactor = Redactor::new();
+    redactor.add_env(
+        std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+    );
+    for var in bridge::relay_key_vars() {
+        if let Ok(key) = std::env::var(var) {
+            redactor.add(&key);
+        }
+    }
+    redactor
+}
+
+/// The deadlines `cli` sets.
+pub(crate) fn turn_limits(cli: &Cli) -> TurnLimits {
+    let mut limits = TurnLimits::default();
+    if let Some(secs) = cli.timeout {
+        limits.wall = Duration::from_secs(secs);
+    }
+    if let Some(secs) = cli.idle_timeout {
+        limits.idle = Duration::from_secs(secs);
+    }
+    if let Some(bytes) = cli.max_line_bytes {
+        limits.max_line_bytes = bytes;
+    }
+    limits
+}
+
 /// The output the user asked for (or the terminal implies).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum OutputFormat {
+pub(crate) enum OutputFormat {
     /// A wire format on stdout.
     Wire(Format),
     /// The terminal view.
@@ -346,7 +373,7 @@ fn exit_code(
 
 /// SIGINT, SIGTERM and SIGHUP interrupt the turn (the child group is stopped, end markers and
 /// the final line are still written).
-fn install_signal_handlers(cancel: CancellationToken) {
+pub(crate) fn install_signal_handlers(cancel: CancellationToken) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -409,6 +436,11 @@ fn spawn_control_reader(
                         );
                     }
                 }
+                Ok(Control::SetPermissionMode(_) | Control::SetModel(_)) => {
+                    eprintln!(
+                        "[WARNING] control_ignored: set_permission_mode and set_model change the next turn of a `session`; a `send` has one turn"
+                    );
+                }
                 Err(error) => eprintln!("bridge: ignoring a control line: {error}"),
             }
         }
@@ -417,7 +449,7 @@ fn spawn_control_reader(
 }
 
 /// A plain answer typed at the terminal, for the oldest approval shown.
-fn answer_typed(line: &str, typed: &OpenApprovals, broker: &PermissionBroker) {
+pub(crate) fn answer_typed(line: &str, typed: &OpenApprovals, broker: &PermissionBroker) {
     let Some(request_id) = typed.oldest() else {
         eprintln!("bridge: no approval is waiting; ignoring {:?}", line.trim());
         return;

@@ -7,8 +7,7 @@
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use futures_util::stream::{BoxStream, StreamExt};
-use tokio::sync::mpsc;
+use futures_util::stream::BoxStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::encode::MarkerDialect;
@@ -58,6 +57,20 @@ pub trait Channel: Send + Sync {
 
     /// Runs one turn. The future completes after the turn's [`Event::TurnEnd`] was sent.
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()>;
+
+    /// A conversation that keeps the CLI warm across turns, for a session whose first turn is
+    /// `first`; `None` (the default) runs every turn as its own [`Channel::send`], resumed by
+    /// the session id ([`crate::conversation::Respawn`]).
+    fn conversation(&self, first: &Request) -> Option<Box<dyn crate::conversation::Conversation>> {
+        let _ = first;
+        None
+    }
+
+    /// Whether the CLI can resume a conversation by its session id (a session over a CLI that
+    /// cannot starts every turn afresh, and says so).
+    fn resumes(&self) -> bool {
+        true
+    }
 }
 
 /// Options of [`stream_turn`].
@@ -69,7 +82,10 @@ pub struct StreamOptions {
     pub raw: bool,
 }
 
-/// Runs one turn on `channel` and returns its events as a stream, for library users.
+/// Runs one turn on `channel` and returns its events as a stream, for library users: a
+/// [`crate::conversation::Session`] with one turn, so the same guarantees as `bridge <provider>
+/// send` hold (request validation, turn start first, one error before a failed end, exactly
+/// one turn end). Must be called inside a tokio runtime.
 ///
 /// Cancel `cancel` to interrupt the turn; the stream still ends with [`Event::TurnEnd`].
 /// Dropping the stream also stops the turn (its child process group is killed).
@@ -79,16 +95,18 @@ pub fn stream_turn(
     options: StreamOptions,
     cancel: CancellationToken,
 ) -> BoxStream<'static, Event> {
-    let (events, receiver) = mpsc::channel(256);
-    let ctx = TurnContext {
-        raw: options.raw,
-        ..TurnContext::new(events, cancel, options.limits)
-    };
-    tokio::spawn(channel.send(request, ctx));
-    futures_util::stream::unfold(receiver, |mut receiver| async move {
-        receiver.recv().await.map(|event| (event, receiver))
-    })
-    .boxed()
+    let session = crate::conversation::Session::open(
+        channel,
+        crate::conversation::SessionOptions {
+            limits: options.limits,
+            raw: options.raw,
+            ..Default::default()
+        },
+    );
+    let events = session.turn(Ok(request), cancel);
+    // Closes after the turn (the worker runs its jobs in order).
+    tokio::spawn(async move { session.close().await });
+    events
 }
 
 /// A provider reachable through more than one transport: for example its ACP server (the
@@ -181,6 +199,18 @@ impl Channel for Transports {
 
     fn transports(&self) -> Vec<&'static str> {
         self.names()
+    }
+
+    fn conversation(&self, first: &Request) -> Option<Box<dyn crate::conversation::Conversation>> {
+        match first.transport.as_deref() {
+            Some(name) => self.get(name)?.conversation(first),
+            None if self.route.and_then(|route| route(first)).is_some() => None,
+            None => self.default_channel().conversation(first),
+        }
+    }
+
+    fn resumes(&self) -> bool {
+        self.default_channel().resumes()
     }
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
@@ -280,6 +310,7 @@ impl std::fmt::Debug for Router {
 mod tests {
     use super::*;
     use crate::event::{ErrorCode, StopReason, TurnEnd};
+    use futures_util::stream::StreamExt;
 
     /// A transport that answers with its own name as the turn's result.
     struct Named(&'static str);

@@ -21,6 +21,11 @@ pub enum Control {
         /// The decision.
         decision: Box<PermissionDecision>,
     },
+    /// `{"type":"set_permission_mode","mode":"acceptEdits"}`: the permission mode of the next
+    /// turns of a session.
+    SetPermissionMode(String),
+    /// `{"type":"set_model","model":"…"}`: the model of the next turns of a session.
+    SetModel(String),
 }
 
 /// Parses one control line; the error says what is wrong with it.
@@ -67,6 +72,20 @@ pub fn parse_control(line: &str) -> Result<Control, String> {
                 decision: Box::new(PermissionDecision::from_wire(&decision)?),
             })
         }
+        Some(kind @ ("set_permission_mode" | "set_model")) => {
+            let field = if kind == "set_model" { "model" } else { "mode" };
+            let value = object
+                .get(field)
+                .and_then(Value::as_str)
+                .filter(|v| !v.trim().is_empty())
+                .ok_or_else(|| format!("{kind} needs a string `{field}`"))?
+                .to_string();
+            Ok(if kind == "set_model" {
+                Control::SetModel(value)
+            } else {
+                Control::SetPermissionMode(value)
+            })
+        }
         Some(other) => Err(format!("unknown control message type `{other}`")),
         None => Err("control message needs a `type`".into()),
     }
@@ -92,6 +111,15 @@ mod tests {
         );
         assert!(parse_control(r#"{"type":"permission_response","decision":"allow"}"#).is_err());
         assert!(parse_control(r#"{"type":"dance"}"#).is_err());
+        assert_eq!(
+            parse_control(r#"{"type":"set_permission_mode","mode":"plan"}"#),
+            Ok(Control::SetPermissionMode("plan".into()))
+        );
+        assert_eq!(
+            parse_control(r#"{"type":"set_model","model":"m2"}"#),
+            Ok(Control::SetModel("m2".into()))
+        );
+        assert!(parse_control(r#"{"type":"set_model"}"#).is_err());
         assert!(parse_control("nope").is_err());
     }
 }

@@ -1,24 +1,26 @@
-//! Runs one `send` end to end: request → channel → events → encoder → stdout.
+//! Runs one `send` end to end: request → session → events → encoder → stdout.
 //!
-//! This is what `bridge <provider> send` does after parsing its arguments. It guarantees the
-//! wire invariants no channel has to think about: the turn start comes first, a failed turn
-//! always carries one error before its end, exactly one turn end is written, and a closed
-//! stdout stops the turn instead of being written to forever.
+//! This is what `bridge <provider> send` does after parsing its arguments (and `bridge
+//! <provider> session` for each turn). The wire invariants no channel has to think about (the
+//! turn start comes first, a failed turn always carries one error before its end, exactly one
+//! turn end) are kept by [`Session`]; this adds that a closed stdout stops the turn instead of
+//! being written to forever.
 
 use std::io::Write;
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
+use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::channel::Channel;
+use crate::conversation::{Session, SessionOptions};
 use crate::encode::Encoder;
-use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd};
+use crate::event::{ErrorCode, Event, StopReason};
 use crate::output::LineWriter;
 use crate::permission::PermissionBroker;
-use crate::redact::{Redactor, SplitSecretGuard};
+use crate::redact::Redactor;
 use crate::request::{Request, RequestError};
-use crate::turn::{TurnContext, TurnLimits};
+use crate::turn::TurnLimits;
 
 /// How to run and print one send.
 #[derive(Debug, Clone, Default)]
@@ -101,10 +103,53 @@ pub struct SendOutcome {
     pub stdout_closed: bool,
 }
 
-/// Runs one send and writes its events to `sink`.
+/// Runs one send and writes its events to `sink`: a [`Session`] with one turn.
 pub async fn run_send(
     channel: Arc<dyn Channel>,
     request: Result<Request, RequestError>,
+    options: &SendOptions,
+    sink: &mut dyn Sink,
+    cancel: CancellationToken,
+) -> SendOutcome {
+    let session = Session::open(channel, options.session_options(sink.redactor().clone()));
+    let outcome = run_session_turn(&session, request, options, sink, cancel).await;
+    session.close().await;
+    outcome
+}
+
+impl SendOptions {
+    /// The [`Session`] settings of these options, redacting with `redactor`.
+    pub fn session_options(&self, redactor: Redactor) -> SessionOptions {
+        SessionOptions {
+            limits: self.limits,
+            raw: self.raw,
+            permissions: self.permissions.clone(),
+            abort: self.abort.clone(),
+            redactor,
+            record: self.record.clone(),
+            announce_continuity: false,
+        }
+    }
+}
+
+/// Runs one turn of `session` and writes its events to `sink` (the session guarantees the
+/// wire invariants; this adds the output side: a closed stdout stops the session, warnings
+/// may go to stderr too).
+pub async fn run_session_turn(
+    session: &Session,
+    request: Result<Request, RequestError>,
+    options: &SendOptions,
+    sink: &mut dyn Sink,
+    cancel: CancellationToken,
+) -> SendOutcome {
+    let events = session.turn(request, cancel.clone());
+    write_turn(events, options, sink, cancel).await
+}
+
+/// Writes the events of one turn (a stream from [`Session::turn`]) to `sink`, up to its turn
+/// end. A write that fails (the reader is gone) cancels `cancel` and [`SendOptions::abort`].
+pub async fn write_turn(
+    mut events: futures_util::stream::BoxStream<'static, Event>,
     options: &SendOptions,
     sink: &mut dyn Sink,
     cancel: CancellationToken,
@@ -115,124 +160,36 @@ pub async fn run_send(
         invalid_request: false,
         stdout_closed: false,
     };
-    // Created before `write` borrows the sink; opened files appear only once the CLI writes.
-    let recording = options.record.as_ref().map(|prefix| {
-        (
-            prefix,
-            crate::record::Recording::create(prefix, sink.redactor().clone()),
-        )
-    });
-    // A secret streamed across several deltas would pass the per-line redaction.
-    let mut guard = SplitSecretGuard::default();
-    let mut guarded = Vec::new();
-    let mut write = |event: Event, outcome: &mut SendOutcome| {
-        guarded.clear();
-        guard.pass(event, sink.redactor(), &mut guarded);
-        for event in guarded.drain(..) {
-            if options.warnings_to_stderr
-                && let Event::Warning { code, message } = &event
-            {
+    let mut errors = 0usize;
+    while let Some(event) = events.next().await {
+        match &event {
+            Event::Error(info) => {
+                errors += 1;
+                if errors == 1 && info.code == ErrorCode::InvalidRequest {
+                    outcome.invalid_request = true;
+                }
+            }
+            Event::TurnEnd(end) => {
+                outcome.success = end.success;
+                outcome.interrupted = end.stop_reason == StopReason::Interrupted;
+            }
+            Event::Warning { code, message } if options.warnings_to_stderr => {
                 let line = format!("[WARNING] {code}: {message}");
                 let line = sink.redactor().redact(&line).replace(['\r', '\n'], " ");
                 // Best effort: a closed stderr must not stop the turn.
                 let _ = writeln!(std::io::stderr(), "{line}");
             }
-            if outcome.stdout_closed {
-                break;
-            }
-            if sink.write_event(&event).is_err() {
-                outcome.stdout_closed = true;
-                options.abort.cancel();
-                cancel.cancel();
-            }
-        }
-    };
-
-    write(
-        Event::TurnStart {
-            provider: channel.id().to_string(),
-        },
-        &mut outcome,
-    );
-
-    let request = request.and_then(|request| {
-        request.validate()?;
-        channel.check_transport(&request)?;
-        Ok(request)
-    });
-    let request = match request {
-        Ok(request) => request,
-        Err(error) => {
-            outcome.invalid_request = true;
-            let message = error.to_string();
-            write(
-                Event::Error(ErrorInfo::new(ErrorCode::InvalidRequest, message.clone())),
-                &mut outcome,
-            );
-            write(Event::TurnEnd(TurnEnd::failed(None, message)), &mut outcome);
-            return outcome;
-        }
-    };
-
-    let (events, mut receiver) = mpsc::channel(256);
-    let mut ctx = TurnContext::new(events, cancel.clone(), options.limits);
-    ctx.raw = options.raw;
-    if let Some(broker) = &options.permissions {
-        ctx.permissions = Arc::clone(broker);
-    }
-    ctx.abort = options.abort.clone();
-    if let Some((prefix, recording)) = recording {
-        match recording {
-            Ok(recording) => ctx.record = Some(recording),
-            Err(error) => write(
-                Event::warning(
-                    "record_failed",
-                    format!("cannot record to {}: {error}", prefix.display()),
-                ),
-                &mut outcome,
-            ),
-        }
-    }
-    let task = tokio::spawn(channel.send(request, ctx));
-    let mut error_seen = false;
-    let mut ended = false;
-    while let Some(event) = receiver.recv().await {
-        match &event {
-            Event::Error(_) => error_seen = true,
-            Event::TurnEnd(end) => {
-                if !end.success && !error_seen && end.stop_reason != StopReason::Interrupted {
-                    let message = end
-                        .error
-                        .clone()
-                        .unwrap_or_else(|| "the turn failed".into());
-                    write(Event::error(ErrorCode::Provider, message), &mut outcome);
-                }
-                outcome.success = end.success;
-                outcome.interrupted = end.stop_reason == StopReason::Interrupted;
-                ended = true;
-            }
             _ => {}
         }
-        if ended && !matches!(event, Event::TurnEnd(_)) {
-            continue;
+        let end = matches!(event, Event::TurnEnd(_));
+        if !outcome.stdout_closed && sink.write_event(&event).is_err() {
+            outcome.stdout_closed = true;
+            options.abort.cancel();
+            cancel.cancel();
         }
-        write(event, &mut outcome);
-        if ended {
+        if end {
             break;
         }
-    }
-    drop(receiver);
-    let _ = task.await;
-    if !ended {
-        let message = format!(
-            "internal error: the {} channel ended without a result",
-            channel.id()
-        );
-        write(
-            Event::error(ErrorCode::Internal, message.clone()),
-            &mut outcome,
-        );
-        write(Event::TurnEnd(TurnEnd::failed(None, message)), &mut outcome);
     }
     outcome
 }

@@ -26,6 +26,7 @@
 pub mod attachment;
 pub mod channel;
 pub mod control;
+pub mod conversation;
 pub mod driver;
 pub mod encode;
 pub mod event;

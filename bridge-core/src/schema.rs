@@ -42,6 +42,18 @@ pub enum ControlLine {
         /// an object.
         decision: DecisionWire,
     },
+    /// In a session: the permission mode of the next turns (`default`, `acceptEdits`, `plan`,
+    /// `bypassPermissions`, …), applied live where the CLI can, by a restart with resume where
+    /// it cannot.
+    SetPermissionMode {
+        /// The mode.
+        mode: String,
+    },
+    /// In a session: the model of the next turns.
+    SetModel {
+        /// The model id.
+        model: String,
+    },
 }
 
 /// The two accepted shapes of a decision.

@@ -519,8 +519,9 @@ impl Process {
             }
             Stop::Done => {
                 // A turn ends with a TurnEnd; an engine that only says "done" did not end it.
-                let message =
-                    format!("internal error: the {provider} engine ended the turn without a result");
+                let message = format!(
+                    "internal error: the {provider} engine ended the turn without a result"
+                );
                 self.failure(ctx, ErrorCode::Internal, message, session_id.clone())
                     .await
             }
@@ -889,7 +890,8 @@ impl Process {
                 request,
                 abort: None,
             };
-            self.pending.insert(pending.request.request_id.clone(), pending);
+            self.pending
+                .insert(pending.request.request_id.clone(), pending);
             return;
         }
         let broker = ctx.permissions.clone();
@@ -989,8 +991,8 @@ fn exit_status_zero() -> ExitStatus {
 mod tests {
     use super::*;
     use crate::event::StopReason;
-    use tokio_util::sync::CancellationToken;
     use crate::normalize::ExitTurn;
+    use tokio_util::sync::CancellationToken;
 
     /// A JSONL normalizer whose terminal signal is the exit: `{"done":true}` completes the turn,
     /// `{"error":"…"}` reports an error, stderr `session: <id>` carries the session id.

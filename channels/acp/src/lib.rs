@@ -46,10 +46,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bridge_core::channel::Channel;
+use bridge_core::conversation::{Continuity, Conversation};
 use bridge_core::event::{ErrorCode, ErrorInfo, Event};
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::{Attachment, Request};
-use bridge_core::turn::TurnContext;
+use bridge_core::turn::{TurnContext, TurnLimits};
 use futures_util::future::BoxFuture;
 use permission_mapper::{PermissionMode, RequestedMode};
 use serde_json::{Value, json};
@@ -452,34 +453,197 @@ impl Channel for AcpChannel {
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
         let provider = self.provider;
         Box::pin(async move {
-            let resolution =
-                sdk_probe::resolve(&provider.probe, &sdk_probe::ProbeEnv::from_process());
-            let Some(resolved) = resolution.found else {
-                let probe = &provider.probe;
-                let overrides = if probe.env_overrides.is_empty() {
-                    String::new()
-                } else {
-                    format!(" or set {}", probe.env_overrides.join(" / "))
-                };
+            match locate(provider, &ctx).await {
+                Ok(program) => run_turn(provider, program, request, ctx).await,
+                Err(info) => ctx.fail(info, request.session_id.clone()).await,
+            }
+        })
+    }
+
+    fn conversation(&self, _first: &Request) -> Option<Box<dyn Conversation>> {
+        Some(Box::new(AcpConversation::new(self.provider)))
+    }
+}
+
+/// Finds `provider`'s CLI (the error names the package that installs it), reports where it was
+/// found and checks its version next to the turn.
+async fn locate(provider: &'static AcpProvider, ctx: &TurnContext) -> Result<PathBuf, ErrorInfo> {
+    let resolution = sdk_probe::resolve(&provider.probe, &sdk_probe::ProbeEnv::from_process());
+    let Some(resolved) = resolution.found else {
+        let probe = &provider.probe;
+        let overrides = if probe.env_overrides.is_empty() {
+            String::new()
+        } else {
+            format!(" or set {}", probe.env_overrides.join(" / "))
+        };
+        return Err(ErrorInfo::new(
+            ErrorCode::CliNotFound,
+            format!(
+                "{} (`{}`) not found on PATH or in the usual install directories; install it with `{}`{overrides}",
+                probe.display_name,
+                probe.binaries.first().copied().unwrap_or(probe.id),
+                probe.pinned_install_hint()
+            ),
+        ));
+    };
+    for warning in resolution.warnings {
+        ctx.emit(Event::warning("cli_path", warning)).await;
+    }
+    if let Some(check) = sdk_probe::turn_version_check(provider.probe, &resolved) {
+        ctx.warn_later("untested_version", check);
+    }
+    Ok(resolved.path)
+}
+
+fn status(message: String) -> Event {
+    Event::Status(bridge_core::event::Status {
+        kind: bridge_core::event::StatusKind::Other,
+        message,
+        attempt: None,
+        max_attempts: None,
+    })
+}
+
+/// A warm ACP conversation: one agent process and one ACP session for every turn
+/// (`session/prompt` again); the permission mode and the model change through the session's
+/// own methods; an agent that died between turns is restarted and resumes the session.
+#[derive(Debug)]
+pub struct AcpConversation {
+    provider: &'static AcpProvider,
+    session: Option<AcpSession>,
+    session_id: Option<String>,
+    /// The model the running agent was started with or switched to.
+    model: Option<String>,
+}
+
+impl AcpConversation {
+    /// A conversation with `provider`'s agent, started by the first turn.
+    pub fn new(provider: &'static AcpProvider) -> Self {
+        AcpConversation {
+            provider,
+            session: None,
+            session_id: None,
+            model: None,
+        }
+    }
+
+    async fn run(&mut self, request: Request, ctx: TurnContext) {
+        let provider = self.provider;
+        if self.session_id.is_none() {
+            self.session_id.clone_from(&request.session_id);
+        }
+        if let Some(session) = self.session.as_mut()
+            && !session.is_alive()
+        {
+            let pid = session.pid().unwrap_or_default();
+            ctx.emit(status(format!(
+                "{} (pid {pid}) exited between turns; restarting it and resuming session {}",
+                provider.probe.display_name,
+                self.session_id.clone().unwrap_or_default()
+            )))
+            .await;
+            self.session = None;
+        }
+        let mode = RequestedMode::from_option(request.permission_mode.as_deref()).mode;
+        if let Some(session) = self.session.as_mut() {
+            let env_bound = provider.mode_env.iter().any(|(m, _, _)| *m == mode)
+                != provider
+                    .mode_env
+                    .iter()
+                    .any(|(m, _, _)| *m == session.mode());
+            if env_bound {
+                ctx.emit(status(format!(
+                    "restarting {} to change the permission mode to {}: it takes that mode from its environment",
+                    provider.probe.display_name,
+                    mode.as_str()
+                )))
+                .await;
+                if let Some(session) = self.session.take() {
+                    session.shutdown(&ctx).await;
+                }
+            } else {
+                let model = (request.model != self.model).then(|| request.model.clone());
+                // An agent that died or a consumer that went away is reported by the prompt.
+                let _ = session
+                    .reconfigure(&ctx, mode, provider.mode_ids(mode), model.flatten())
+                    .await;
+                self.model.clone_from(&request.model);
+            }
+        }
+        if self.session.is_none() {
+            let program = match locate(provider, &ctx).await {
+                Ok(program) => program,
+                Err(info) => return ctx.fail(info, self.session_id.clone()).await,
+            };
+            let mut first = request.clone();
+            first.session_id.clone_from(&self.session_id);
+            if let (Some(id), Some(reason)) = (&first.session_id, provider.resume_broken) {
                 let info = ErrorInfo::new(
-                    ErrorCode::CliNotFound,
+                    ErrorCode::Provider,
                     format!(
-                        "{} (`{}`) not found on PATH or in the usual install directories; install it with `{}`{overrides}",
-                        probe.display_name,
-                        probe.binaries.first().copied().unwrap_or(probe.id),
-                        probe.pinned_install_hint()
+                        "{} cannot resume session {id} over ACP: {reason}",
+                        provider.probe.display_name
                     ),
                 );
-                ctx.fail(info, request.session_id.clone()).await;
-                return;
-            };
-            for warning in resolution.warnings {
-                ctx.emit(Event::warning("cli_path", warning)).await;
+                return ctx.fail(info, Some(id.clone())).await;
             }
-            if let Some(check) = sdk_probe::turn_version_check(provider.probe, &resolved) {
-                ctx.warn_later("untested_version", check);
+            let launch = launch(provider, program, &first);
+            for warning in launch.warnings {
+                ctx.emit(warning).await;
             }
-            run_turn(provider, resolved.path, request, ctx).await;
+            match AcpSession::start(&launch.command, launch.config, &ctx).await {
+                Ok(session) => {
+                    self.model.clone_from(&request.model);
+                    self.session_id = Some(session.session_id().to_string());
+                    self.session = Some(session);
+                }
+                Err(Some(info)) => return ctx.fail(info, self.session_id.clone()).await,
+                Err(None) => {
+                    if ctx.cancel.is_cancelled() {
+                        ctx.emit(Event::TurnEnd(bridge_core::turn::interrupted_end(
+                            self.session_id.clone(),
+                        )))
+                        .await;
+                    }
+                    return;
+                }
+            }
+        }
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        let (prompt, warnings) = match prompt_blocks(&request, session.agent()) {
+            Ok(built) => built,
+            Err(message) => {
+                let info = ErrorInfo::new(ErrorCode::InvalidRequest, message);
+                return ctx.fail(info, self.session_id.clone()).await;
+            }
+        };
+        for warning in warnings {
+            ctx.emit(warning).await;
+        }
+        if !session.prompt(prompt, &ctx).await
+            && let Some(session) = self.session.take()
+        {
+            session.terminate(&ctx).await;
+        }
+    }
+}
+
+impl Conversation for AcpConversation {
+    fn continuity(&self) -> Continuity {
+        Continuity::WarmProcess
+    }
+
+    fn turn<'a>(&'a mut self, request: Request, ctx: TurnContext) -> BoxFuture<'a, ()> {
+        Box::pin(self.run(request, ctx))
+    }
+
+    fn close<'a>(&'a mut self, limits: TurnLimits) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(session) = self.session.take() {
+                session.close(limits).await;
+            }
         })
     }
 }

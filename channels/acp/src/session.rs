@@ -371,6 +371,8 @@ pub struct AcpSession {
     engine: AcpEngine,
     next_id: i64,
     agent: Value,
+    /// The session result (its modes, models and config options), for changes between turns.
+    offer: Value,
     session_id: String,
     strategy: SessionStrategy,
 }
@@ -440,6 +442,7 @@ impl AcpSession {
             engine,
             next_id: 0,
             agent: Value::Null,
+            offer: Value::Null,
             session_id: String::new(),
             strategy: SessionStrategy::New,
         };
@@ -465,6 +468,61 @@ impl AcpSession {
     /// The agent's `initialize` result (capabilities, auth methods, agent info).
     pub fn agent(&self) -> &Value {
         &self.agent
+    }
+
+    /// The permission mode the session runs in.
+    pub fn mode(&self) -> PermissionMode {
+        self.config.mode
+    }
+
+    /// Between turns: puts the session in permission mode `mode` (the agent's `mode_ids` for
+    /// it, preferred first) and selects `model`, through the session's own methods, where they
+    /// differ from what it runs with. A refusal is a warning (the mode's policy still applies
+    /// to approvals); `Err` when the agent died or the consumer went away.
+    pub async fn reconfigure(
+        &mut self,
+        ctx: &TurnContext,
+        mode: PermissionMode,
+        mode_ids: Vec<String>,
+        model: Option<String>,
+    ) -> Result<(), Option<ErrorInfo>> {
+        let offer = self.offer.clone();
+        if mode != self.config.mode {
+            self.config.mode = mode;
+            self.config.mode_ids = mode_ids;
+            self.engine.mode = mode;
+            self.apply_mode(ctx, &offer).await?;
+            let message = format!("permission mode is now {}", mode.as_str());
+            self.warn_status(ctx, message).await?;
+        }
+        if model.is_some() && model != self.config.model {
+            self.config.model = model;
+            self.apply_model(ctx, &offer).await?;
+        }
+        Ok(())
+    }
+
+    async fn warn_status(
+        &self,
+        ctx: &TurnContext,
+        message: String,
+    ) -> Result<(), Option<ErrorInfo>> {
+        let status = Event::Status(Status {
+            kind: StatusKind::Other,
+            message,
+            attempt: None,
+            max_attempts: None,
+        });
+        if ctx.emit(status).await {
+            Ok(())
+        } else {
+            Err(None)
+        }
+    }
+
+    /// Ends the session: stdin closed, `exit_grace` to exit, then the group kill.
+    pub async fn close(mut self, limits: bridge_core::turn::TurnLimits) {
+        self.process.shutdown(limits).await;
     }
 
     /// The agent's pid.
@@ -735,6 +793,7 @@ impl AcpSession {
         self.apply_mode(ctx, &result).await?;
         self.apply_model(ctx, &result).await?;
         self.apply_effort(ctx, &result).await?;
+        self.offer = result;
         Ok(())
     }
 

@@ -34,6 +34,7 @@ pub mod approvals;
 pub mod deltas;
 pub mod normalize;
 pub mod relay;
+pub mod session;
 
 use std::path::PathBuf;
 
@@ -245,5 +246,12 @@ impl Channel for ClaudeChannel {
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
         OneShotChannel::new(&ONE_SHOT).send(request, ctx)
+    }
+
+    fn conversation(
+        &self,
+        _first: &Request,
+    ) -> Option<Box<dyn bridge_core::conversation::Conversation>> {
+        Some(Box::new(session::ClaudeConversation::new()))
     }
 }

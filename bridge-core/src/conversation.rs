@@ -1,0 +1,510 @@
+//! Conversations that outlive a turn.
+//!
+//! A [`Conversation`] is what a channel holds for many turns: a warm CLI process (Claude Code
+//! reading stream-json on stdin, an ACP agent), or, for CLIs that run one process per turn, the
+//! session id the next turn resumes ([`Respawn`]). [`Channel::open`] makes one.
+//!
+//! [`Session`] is the library's entry point on top of it. It gives every turn the guarantees
+//! `bridge <provider> send` gives: the request is validated and its transport checked, the turn
+//! start comes first, a secret streamed across deltas is redacted, a failed end always follows
+//! one error, exactly one turn end comes last. The binary's `send` and `session` commands are
+//! users of this same API.
+//!
+//! ```no_run
+//! # async fn demo(channel: std::sync::Arc<dyn bridge_core::Channel>) {
+//! use bridge_core::conversation::{Session, SessionOptions};
+//! use bridge_core::request::Request;
+//! use futures_util::StreamExt;
+//!
+//! let options = SessionOptions {
+//!     announce_continuity: true,
+//!     ..SessionOptions::default()
+//! };
+//! let session = Session::open(channel, options);
+//! for prompt in ["remember the word tangerine", "which word?"] {
+//!     let mut events = session.turn(Ok(Request::from_prompt(prompt)), Default::default());
+//!     while let Some(event) = events.next().await {
+//!         println!("{event:?}");
+//!     }
+//! }
+//! session.close().await;
+//! # }
+//! ```
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use futures_util::stream::{BoxStream, StreamExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::channel::Channel;
+use crate::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind, StopReason, TurnEnd};
+use crate::permission::PermissionBroker;
+use crate::record::Recording;
+use crate::redact::{Redactor, SplitSecretGuard};
+use crate::request::{Request, RequestError};
+use crate::turn::{TurnContext, TurnLimits};
+
+/// How a session keeps the conversation between turns (reported once per session as a
+/// `status` event whose message starts with `conversation:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Continuity {
+    /// One CLI process for the whole conversation.
+    WarmProcess,
+    /// A CLI process per turn, resumed by the session id the first turn reported.
+    RespawnResume,
+    /// A CLI process per turn, and the CLI cannot resume: every turn starts afresh.
+    NoResume,
+}
+
+impl Continuity {
+    /// `warm process`, `respawn + native resume` or `no resume`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Continuity::WarmProcess => "warm process",
+            Continuity::RespawnResume => "respawn + native resume",
+            Continuity::NoResume => "no resume",
+        }
+    }
+}
+
+/// A conversation a channel holds across turns. One turn runs at a time ([`Session`] makes
+/// sure). Every turn's request is complete (the session fills in the session id and the
+/// current permission mode and model); a conversation applies what changed since the last
+/// turn, live where the CLI can, by restarting it otherwise (and says which in a `status`
+/// event).
+pub trait Conversation: Send {
+    /// How this conversation is kept between turns.
+    fn continuity(&self) -> Continuity;
+
+    /// Runs one turn, sending its events to `ctx` and ending with exactly one
+    /// [`Event::TurnEnd`].
+    ///
+    /// Cancel safety: not cancel-safe; a turn dropped midway leaves a warm process in an
+    /// unknown state, so implementations stop it on the next turn or on [`Conversation::close`].
+    fn turn<'a>(&'a mut self, request: Request, ctx: TurnContext) -> BoxFuture<'a, ()>;
+
+    /// Ends the conversation: the CLI gets its graceful close, then the group kill.
+    fn close<'a>(&'a mut self, limits: TurnLimits) -> BoxFuture<'a, ()>;
+}
+
+/// The conversation of a channel that runs one process per turn: each turn is the channel's
+/// [`Channel::send`] with the session id of the turn before (the CLI's own resume).
+pub struct Respawn {
+    channel: Arc<dyn Channel>,
+    continuity: Continuity,
+}
+
+impl Respawn {
+    /// A conversation over `channel`'s turns; `resumes` says whether its CLI can resume.
+    pub fn new(channel: Arc<dyn Channel>, resumes: bool) -> Self {
+        Respawn {
+            channel,
+            continuity: if resumes {
+                Continuity::RespawnResume
+            } else {
+                Continuity::NoResume
+            },
+        }
+    }
+}
+
+impl Conversation for Respawn {
+    fn continuity(&self) -> Continuity {
+        self.continuity
+    }
+
+    fn turn<'a>(&'a mut self, mut request: Request, ctx: TurnContext) -> BoxFuture<'a, ()> {
+        if self.continuity == Continuity::NoResume {
+            request.session_id = None;
+        }
+        self.channel.send(request, ctx)
+    }
+
+    fn close<'a>(&'a mut self, _limits: TurnLimits) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// Settings of a [`Session`].
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Deadlines of each turn.
+    pub limits: TurnLimits,
+    /// Include provider-native lines as [`Event::Raw`].
+    pub raw: bool,
+    /// Who answers approvals (default: nobody, every approval is denied at once).
+    pub permissions: Option<Arc<PermissionBroker>>,
+    /// Cancelled when nobody reads the output any more: the running turn stops without grace
+    /// periods.
+    pub abort: CancellationToken,
+    /// The secrets no event may carry, also when streamed across several deltas.
+    pub redactor: Redactor,
+    /// Record the CLI's raw stdin, stdout and stderr under this prefix
+    /// ([`crate::record::Recording`]); a prefix that cannot be written is a warning.
+    pub record: Option<std::path::PathBuf>,
+    /// Say in the first turn, as a `status` event (`conversation: warm process`, …), how the
+    /// conversation is kept between turns. Off for a one-turn `send`, where it means nothing.
+    pub announce_continuity: bool,
+}
+
+/// What the session knows between turns.
+struct State {
+    conversation: Option<Box<dyn Conversation>>,
+    /// The conversation's id, once a turn reported it.
+    session_id: Option<String>,
+    /// Changes asked for between turns ([`Session::set_permission_mode`], [`Session::set_model`]).
+    permission_mode: Option<String>,
+    model: Option<String>,
+    recording: Option<Arc<Recording>>,
+    record_warning: Option<String>,
+}
+
+/// What the session's worker does next, in the order asked.
+enum Job {
+    Turn {
+        request: Box<Result<Request, RequestError>>,
+        cancel: CancellationToken,
+        events: mpsc::Sender<Event>,
+    },
+    SetPermissionMode(String),
+    SetModel(String),
+    Close(tokio::sync::oneshot::Sender<()>),
+}
+
+/// One conversation with one provider, many turns, one at a time, in the order they were
+/// asked for. See the [module docs](self).
+///
+/// A session's turns run on a worker task: [`Session::open`] must be called inside a tokio
+/// runtime. Dropping the session without [`Session::close`] ends it after the running turn
+/// (a warm CLI's group is killed when its process is dropped).
+pub struct Session {
+    provider: &'static str,
+    jobs: mpsc::UnboundedSender<Job>,
+    /// The id as last seen, readable without waiting for a running turn.
+    session_id: Arc<Mutex<Option<String>>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("provider", &self.provider)
+            .field("session_id", &self.session_id())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A session with `channel`. Nothing runs until the first turn (which says where, with
+    /// which model and mode: the fields of its request).
+    pub fn open(channel: Arc<dyn Channel>, options: SessionOptions) -> Session {
+        let (recording, record_warning) = match &options.record {
+            None => (None, None),
+            Some(prefix) => match Recording::create(prefix, options.redactor.clone()) {
+                Ok(recording) => (Some(recording), None),
+                Err(error) => (
+                    None,
+                    Some(format!("cannot record to {}: {error}", prefix.display())),
+                ),
+            },
+        };
+        let mut state = State {
+            conversation: None,
+            session_id: None,
+            permission_mode: None,
+            model: None,
+            recording,
+            record_warning,
+        };
+        let (jobs, mut queue) = mpsc::unbounded_channel::<Job>();
+        let session_id = Arc::new(Mutex::new(None));
+        let seen_id = Arc::clone(&session_id);
+        let provider = channel.id();
+        tokio::spawn(async move {
+            while let Some(job) = queue.recv().await {
+                match job {
+                    Job::Turn {
+                        request,
+                        cancel,
+                        events,
+                    } => {
+                        let mut out =
+                            Guarded::new(events, options.redactor.clone(), options.abort.clone());
+                        run_turn(&channel, &options, &mut state, *request, cancel, &mut out).await;
+                        if let Ok(mut id) = seen_id.lock() {
+                            id.clone_from(&state.session_id);
+                        }
+                    }
+                    Job::SetPermissionMode(mode) => state.permission_mode = Some(mode),
+                    Job::SetModel(model) => state.model = Some(model),
+                    Job::Close(done) => {
+                        if let Some(mut conversation) = state.conversation.take() {
+                            conversation.close(options.limits).await;
+                        }
+                        let _ = done.send(());
+                        return;
+                    }
+                }
+            }
+            // The session was dropped without close.
+            if let Some(conversation) = state.conversation.as_mut() {
+                conversation.close(options.limits).await;
+            }
+        });
+        Session {
+            provider,
+            jobs,
+            session_id,
+        }
+    }
+
+    /// The conversation's id, once a turn reported it.
+    pub fn session_id(&self) -> Option<String> {
+        self.session_id.lock().ok().and_then(|id| id.clone())
+    }
+
+    /// The permission mode of the next turns (applied live where the CLI can change it, by a
+    /// restart with resume where it cannot; the turn says which in a `status` event).
+    pub fn set_permission_mode(&self, mode: impl Into<String>) {
+        let _ = self.jobs.send(Job::SetPermissionMode(mode.into()));
+    }
+
+    /// The model of the next turns.
+    pub fn set_model(&self, model: impl Into<String>) {
+        let _ = self.jobs.send(Job::SetModel(model.into()));
+    }
+
+    /// Runs one turn of `request` (or reports why it is not valid) and returns its events,
+    /// ending with exactly one [`Event::TurnEnd`]. Turns run one at a time, in the order this
+    /// is called: a turn asked for while another runs is queued.
+    ///
+    /// Cancel `cancel` to interrupt the turn; the stream still ends with its turn end. Dropping
+    /// the stream stops the turn (its process group is killed; the next turn restarts the CLI
+    /// and resumes).
+    pub fn turn(
+        &self,
+        request: Result<Request, RequestError>,
+        cancel: CancellationToken,
+    ) -> BoxStream<'static, Event> {
+        let (events, rx) = mpsc::channel(256);
+        let job = Job::Turn {
+            request: Box::new(request),
+            cancel,
+            events,
+        };
+        if let Err(mpsc::error::SendError(Job::Turn { events, .. })) = self.jobs.send(job) {
+            // The session was closed: say so as a failed turn.
+            let message = "the session is closed".to_string();
+            let _ = events.try_send(Event::Error(ErrorInfo::new(
+                ErrorCode::InvalidRequest,
+                message.clone(),
+            )));
+            let _ = events.try_send(Event::TurnEnd(TurnEnd::failed(None, message)));
+        }
+        futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|event| (event, rx))
+        })
+        .boxed()
+    }
+
+    /// Ends the session after the turns asked for before: the CLI gets its graceful close,
+    /// then the group kill. Turns asked for later fail with "the session is closed".
+    pub async fn close(&self) {
+        let (done, closed) = tokio::sync::oneshot::channel();
+        if self.jobs.send(Job::Close(done)).is_ok() {
+            let _ = closed.await;
+        }
+    }
+}
+
+/// The consumer end of a turn, with the invariants: split-secret redaction, one error before a
+/// failed end, exactly one end.
+struct Guarded {
+    tx: mpsc::Sender<Event>,
+    redactor: Redactor,
+    guard: SplitSecretGuard,
+    out: Vec<Event>,
+    error_seen: bool,
+    ended: bool,
+    /// Cancelled when the consumer dropped the stream.
+    gone: CancellationToken,
+}
+
+impl Guarded {
+    fn new(tx: mpsc::Sender<Event>, redactor: Redactor, abort: CancellationToken) -> Self {
+        Guarded {
+            tx,
+            redactor,
+            guard: SplitSecretGuard::default(),
+            out: Vec::new(),
+            error_seen: false,
+            ended: false,
+            gone: abort.child_token(),
+        }
+    }
+
+    /// Passes `event` on; after the turn end nothing more goes out.
+    async fn send(&mut self, event: Event) {
+        if self.ended {
+            return;
+        }
+        match &event {
+            Event::Error(_) => self.error_seen = true,
+            Event::TurnEnd(end) => {
+                if !end.success && !self.error_seen && end.stop_reason != StopReason::Interrupted {
+                    let message = end
+                        .error
+                        .clone()
+                        .unwrap_or_else(|| "the turn failed".into());
+                    Box::pin(self.send(Event::error(ErrorCode::Provider, message))).await;
+                }
+                self.ended = true;
+            }
+            _ => {}
+        }
+        self.guard.pass(event, &self.redactor, &mut self.out);
+        for event in self.out.drain(..) {
+            if self.tx.send(event).await.is_err() {
+                self.gone.cancel();
+            }
+        }
+    }
+
+    async fn fail(&mut self, code: ErrorCode, message: String, session_id: Option<String>) {
+        self.send(Event::Error(ErrorInfo::new(code, message.clone())))
+            .await;
+        self.send(Event::TurnEnd(TurnEnd::failed(session_id, message)))
+            .await;
+    }
+}
+
+async fn run_turn(
+    channel: &Arc<dyn Channel>,
+    options: &SessionOptions,
+    state: &mut State,
+    request: Result<Request, RequestError>,
+    cancel: CancellationToken,
+    out: &mut Guarded,
+) {
+    out.send(Event::TurnStart {
+        provider: channel.id().to_string(),
+    })
+    .await;
+    if let Some(message) = state.record_warning.take() {
+        out.send(Event::warning("record_failed", message)).await;
+    }
+    let request = request.and_then(|request| {
+        request.validate()?;
+        channel.check_transport(&request)?;
+        Ok(request)
+    });
+    let mut request = match request {
+        Ok(request) => {
+            if let Some(key) = &request.api_key {
+                out.redactor.add(key.expose());
+            }
+            request
+        }
+        Err(error) => {
+            let id = state.session_id.clone();
+            out.fail(ErrorCode::InvalidRequest, error.to_string(), id)
+                .await;
+            return;
+        }
+    };
+    match (&state.session_id, &request.session_id) {
+        (Some(ours), Some(theirs)) if ours != theirs => {
+            let message = format!(
+                "this session is {ours}; a request for session {theirs} belongs in a session of its own (start another bridge session, or leave `sessionId` out)"
+            );
+            let id = state.session_id.clone();
+            out.fail(ErrorCode::InvalidRequest, message, id).await;
+            return;
+        }
+        (Some(ours), None) => request.session_id = Some(ours.clone()),
+        _ => {}
+    }
+    if let Some(mode) = &state.permission_mode {
+        request.permission_mode = Some(mode.clone());
+    }
+    if let Some(model) = &state.model {
+        request.model = Some(model.clone());
+    }
+    // Later turns keep what the first one asked for unless they say otherwise.
+    state.permission_mode = request.permission_mode.clone();
+    state.model = request.model.clone();
+
+    let conversation = match &mut state.conversation {
+        Some(conversation) => conversation,
+        None => {
+            let conversation = channel
+                .conversation(&request)
+                .unwrap_or_else(|| Box::new(Respawn::new(Arc::clone(channel), channel.resumes())));
+            if options.announce_continuity {
+                let how = conversation.continuity();
+                out.send(Event::Status(Status {
+                    kind: StatusKind::Other,
+                    message: format!("conversation: {}", how.as_str()),
+                    attempt: None,
+                    max_attempts: None,
+                }))
+                .await;
+            }
+            state.conversation.insert(conversation)
+        }
+    };
+
+    let (events, mut receiver) = mpsc::channel(256);
+    let mut ctx = TurnContext::new(events, cancel, options.limits);
+    ctx.raw = options.raw;
+    if let Some(broker) = &options.permissions {
+        ctx.permissions = Arc::clone(broker);
+    }
+    ctx.abort = out.gone.clone();
+    ctx.record = state.recording.clone();
+    let mut turn = conversation.turn(request, ctx);
+    let mut session_id = None;
+    let mut running = true;
+    while running {
+        let mut next = Vec::new();
+        tokio::select! {
+            biased;
+            event = receiver.recv() => match event {
+                Some(event) => next.push(event),
+                None => running = false,
+            },
+            _ = &mut turn => {
+                running = false;
+                // What the turn sent last; a late warning of a background check is dropped.
+                while let Ok(event) = receiver.try_recv() {
+                    next.push(event);
+                }
+            }
+        }
+        for event in next {
+            match &event {
+                Event::SessionId { id } => session_id = Some(id.clone()),
+                Event::TurnEnd(end) => {
+                    if let Some(id) = &end.session_id {
+                        session_id = Some(id.clone());
+                    }
+                }
+                _ => {}
+            }
+            out.send(event).await;
+        }
+    }
+    drop(turn);
+    if session_id.is_some() && state.session_id.is_none() {
+        state.session_id = session_id;
+    }
+    if !out.ended {
+        let message = format!(
+            "internal error: the {} channel ended without a result",
+            channel.id()
+        );
+        let id = state.session_id.clone();
+        out.fail(ErrorCode::Internal, message, id).await;
+    }
+}

@@ -1,0 +1,287 @@
+//! A warm Claude Code conversation: one `claude -p --input-format stream-json …` process for
+//! the whole session.
+//!
+//! Each turn writes one stream-json user message and ends at that turn's `result` (every turn
+//! starts with a fresh `system/init` line, so each gets a fresh [`ClaudeNormalizer`]). Between
+//! turns:
+//!
+//! * a permission mode or model change goes to the running CLI as a stream-json control request
+//!   (`set_permission_mode`, `set_model`) and is confirmed by its `control_response`;
+//! * entering or leaving `bypassPermissions` cannot be done live (it is a launch flag the
+//!   control request can neither add nor remove): the process is restarted with `--resume`,
+//!   and a `status` event says so;
+//! * a process that died between turns (crash, OOM, killed) is restarted with `--resume` on the
+//!   next turn, with a `status` event saying so.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bridge_core::conversation::{Continuity, Conversation};
+use bridge_core::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind};
+use bridge_core::request::Request;
+use bridge_core::session::{Engine, EngineIo, Lifetime, LineEngine, Process};
+use bridge_core::turn::{TurnContext, TurnLimits};
+use futures_util::future::BoxFuture;
+use permission_mapper::{PermissionMode, RequestedMode, claude as claude_mode};
+use serde_json::{Value, json};
+
+use crate::{ClaudeNormalizer, ID, INTERRUPT_REQUEST, approvals, build_turn, user_message};
+
+/// How long the CLI gets to confirm a control request between turns.
+const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the running process was launched or switched to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Running {
+    mode: PermissionMode,
+    model: Option<String>,
+}
+
+/// A warm Claude Code conversation (see the [module docs](self)).
+#[derive(Debug, Default)]
+pub struct ClaudeConversation {
+    process: Option<Process>,
+    running: Option<Running>,
+    session_id: Option<String>,
+    control_id: u64,
+}
+
+impl ClaudeConversation {
+    /// A conversation whose process starts with the first turn.
+    pub fn new() -> Self {
+        ClaudeConversation::default()
+    }
+}
+
+fn status(message: String) -> Event {
+    Event::Status(Status {
+        kind: StatusKind::Other,
+        message,
+        attempt: None,
+        max_attempts: None,
+    })
+}
+
+fn mode_of(request: &Request) -> PermissionMode {
+    RequestedMode::from_option(request.permission_mode.as_deref()).mode
+}
+
+/// Waits for the `control_response` to one control request.
+struct ControlReply {
+    request_id: String,
+    outcome: Option<Result<(), String>>,
+}
+
+impl Engine for ControlReply {
+    fn stdout_line(&mut self, line: &str, io: &mut EngineIo) {
+        let Ok(value) = serde_json::from_str::<Value>(line) else {
+            return;
+        };
+        let response = &value["response"];
+        if value["type"] == "control_response"
+            && response["request_id"].as_str() == Some(&self.request_id)
+        {
+            self.outcome = Some(match response["subtype"].as_str() {
+                Some("success") => Ok(()),
+                _ => Err(response["error"]
+                    .as_str()
+                    .unwrap_or("the CLI refused it")
+                    .to_string()),
+            });
+            io.done();
+        }
+    }
+
+    fn session_id(&self) -> Option<String> {
+        None
+    }
+}
+
+impl ClaudeConversation {
+    /// Sends one control request to the running process and waits for its answer.
+    async fn control(&mut self, ctx: &TurnContext, request: Value) -> Result<(), String> {
+        let Some(process) = self.process.as_mut() else {
+            return Err("the CLI is not running".into());
+        };
+        self.control_id += 1;
+        let request_id = format!("bridge-control-{}", self.control_id);
+        let line = json!({"type": "control_request", "request_id": request_id, "request": request});
+        let mut reply = ControlReply {
+            request_id,
+            outcome: None,
+        };
+        let sent = process
+            .step(
+                &mut reply,
+                ctx,
+                format!("{line}\n").into_bytes(),
+                CONTROL_TIMEOUT,
+            )
+            .await;
+        match (sent, reply.outcome) {
+            (Ok(()), Some(outcome)) => outcome,
+            (Ok(()), None) => Err("no answer".into()),
+            (Err(failure), _) => Err(format!("{failure:?}")),
+        }
+    }
+
+    /// Applies what changed since the last turn; returns false when the process must restart.
+    async fn apply_changes(&mut self, request: &Request, ctx: &TurnContext) -> bool {
+        let Some(running) = self.running.clone() else {
+            return false;
+        };
+        let wanted = Running {
+            mode: mode_of(request),
+            model: request.model.clone(),
+        };
+        let bypass = |mode: PermissionMode| {
+            claude_mode::to_provider(mode) == claude_mode::ClaudeMode::BypassPermissions
+        };
+        if bypass(running.mode) != bypass(wanted.mode) {
+            ctx.emit(status(format!(
+                "restarting Claude Code with --resume to change the permission mode from {} to {}: bypassPermissions is a launch flag it cannot change live",
+                running.mode.as_str(),
+                wanted.mode.as_str()
+            )))
+            .await;
+            return false;
+        }
+        if running.mode != wanted.mode {
+            let mode = claude_mode::to_provider(wanted.mode).as_str();
+            let request = json!({"subtype": "set_permission_mode", "mode": mode});
+            match self.control(ctx, request).await {
+                Ok(()) => {
+                    ctx.emit(status(format!("permission mode is now {mode}")))
+                        .await;
+                }
+                Err(why) => {
+                    ctx.emit(status(format!(
+                        "Claude Code did not take permission mode {mode} live ({why}); restarting it with --resume"
+                    )))
+                    .await;
+                    return false;
+                }
+            }
+        }
+        if running.model != wanted.model {
+            let model = wanted.model.clone().unwrap_or_else(|| "default".into());
+            let request = json!({"subtype": "set_model", "model": model});
+            match self.control(ctx, request).await {
+                Ok(()) => ctx.emit(status(format!("model is now {model}"))).await,
+                Err(why) => {
+                    ctx.emit(status(format!(
+                        "Claude Code did not take model {model} live ({why}); restarting it with --resume"
+                    )))
+                    .await;
+                    return false;
+                }
+            };
+        }
+        self.running = Some(wanted);
+        true
+    }
+
+    /// Starts the CLI for `request` (resuming the session when there is one).
+    async fn start(&mut self, request: &Request, ctx: &TurnContext) -> Result<(), ErrorInfo> {
+        let located = crate::resolve_cli()
+            .map_err(|message| ErrorInfo::new(ErrorCode::CliNotFound, message))?;
+        for warning in located.warnings {
+            ctx.emit(Event::warning("cli_path", warning)).await;
+        }
+        if let Some(check) = sdk_probe::turn_version_check(crate::PROBE, &located.resolved) {
+            ctx.warn_later("untested_version", check);
+        }
+        let mut request = request.clone();
+        request.session_id = self.session_id.clone().or(request.session_id);
+        let program: PathBuf = located.resolved.path;
+        let (turn, warnings) = build_turn(program, &request)
+            .map_err(|message| ErrorInfo::new(ErrorCode::InvalidRequest, message))?;
+        for warning in warnings {
+            ctx.emit(warning).await;
+        }
+        self.process = Some(Process::spawn(ID, &turn.command, ctx)?);
+        self.running = Some(Running {
+            mode: mode_of(&request),
+            model: request.model.clone(),
+        });
+        Ok(())
+    }
+
+    async fn run(&mut self, request: Request, ctx: TurnContext) {
+        if self.session_id.is_none() {
+            self.session_id.clone_from(&request.session_id);
+        }
+        if let Some(process) = self.process.as_mut()
+            && !process.check_alive()
+        {
+            let how = process
+                .exit_description()
+                .unwrap_or_else(|| "stopped".into());
+            let pid = process.pid().unwrap_or_default();
+            ctx.emit(status(format!(
+                "Claude Code (pid {pid}) exited between turns ({how}); restarting it{}",
+                self.session_id
+                    .as_ref()
+                    .map(|id| format!(" with --resume {id}"))
+                    .unwrap_or_default()
+            )))
+            .await;
+            self.process = None;
+        }
+        if self.process.is_some() && !self.apply_changes(&request, &ctx).await {
+            if let Some(mut process) = self.process.take() {
+                process.shutdown(ctx.limits).await;
+            }
+        }
+        if self.process.is_none()
+            && let Err(info) = self.start(&request, &ctx).await
+        {
+            ctx.fail(info, self.session_id.clone()).await;
+            return;
+        }
+        let message = match user_message(&request) {
+            Ok(message) => message,
+            Err(message) => {
+                let info = ErrorInfo::new(ErrorCode::InvalidRequest, message);
+                ctx.fail(info, self.session_id.clone()).await;
+                return;
+            }
+        };
+        let Some(process) = self.process.as_mut() else {
+            return;
+        };
+        let responder = approvals::ClaudeResponder::new(mode_of(&request));
+        let mut engine = LineEngine::new(
+            Box::new(ClaudeNormalizer::new()),
+            Some(std::sync::Arc::new(responder)),
+            Some(INTERRUPT_REQUEST.as_bytes().to_vec()),
+        );
+        process
+            .run_turn(&mut engine, &ctx, message.into_bytes(), Lifetime::Warm)
+            .await;
+        if let Some(id) = engine.session_id() {
+            self.session_id = Some(id);
+        }
+        if !process.check_alive() {
+            self.process = None;
+        }
+    }
+}
+
+impl Conversation for ClaudeConversation {
+    fn continuity(&self) -> Continuity {
+        Continuity::WarmProcess
+    }
+
+    fn turn<'a>(&'a mut self, request: Request, ctx: TurnContext) -> BoxFuture<'a, ()> {
+        Box::pin(self.run(request, ctx))
+    }
+
+    fn close<'a>(&'a mut self, limits: TurnLimits) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(mut process) = self.process.take() {
+                process.shutdown(limits).await;
+            }
+        })
+    }
+}

@@ -1,0 +1,504 @@
+//! `bridge <provider> session` end to end: many turns in one bridge process, against the real
+//! CLIs and the project's mock model server, inside a loopback-only network namespace.
+//!
+//! Warm providers (Claude Code, the ACP agents) keep one CLI process for the conversation: the
+//! tests read the bridge's process tree and check the pid stays the same; pi (one process per
+//! turn) resumes by its session id. Every test checks that the mock's answers show the earlier
+//! turns (the `recall` scenario quotes the first user message it was sent).
+
+mod common;
+
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::acp::{Provider, acp_command};
+use common::*;
+use serde_json::{Value, json};
+
+/// `cmd` (a `bridge <provider> send …` command) as `bridge <provider> session --format jsonl`.
+fn as_session(cmd: &Command) -> Command {
+    let mut session = Command::new(cmd.get_program());
+    session.args(cmd.get_args().map(|a| {
+        if a == "send" {
+            OsStr::new("session")
+        } else {
+            a
+        }
+    }));
+    session.args(["--format", "jsonl"]);
+    session.env_clear();
+    for (key, value) in cmd.get_envs() {
+        if let Some(value) = value {
+            session.env(key, value);
+        }
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        session.current_dir(dir);
+    }
+    session
+}
+
+/// A running `bridge … session`, driven line by line as a client would.
+struct Chat {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    /// Every stdout line so far.
+    seen: Vec<String>,
+}
+
+impl Chat {
+    fn start(cmd: &Command) -> Chat {
+        let mut cmd = as_session(cmd);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = cmd.spawn().expect("spawn bridge session");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Chat {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, line: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").expect("write a session line");
+        stdin.flush().expect("flush");
+    }
+
+    /// The next event (panics after two minutes of silence).
+    fn next(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("no output for 120 s; so far:\n{}", self.seen.join("\n")));
+        assert!(!line.contains(CANARY_KEY), "the API key leaked: {line}");
+        self.seen.push(line.clone());
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSONL ({e}): {line}"))
+    }
+
+    /// Sends `request` and reads its turn up to `turn_end`; `on_event` sees every event and may
+    /// answer with a control line.
+    fn turn_with(
+        &mut self,
+        request: Value,
+        mut on_event: impl FnMut(&Value) -> Option<Value>,
+    ) -> Vec<Value> {
+        self.send(&request);
+        let mut events = Vec::new();
+        loop {
+            let event = self.next();
+            if let Some(answer) = on_event(&event) {
+                self.send(&answer);
+            }
+            let end = event["type"] == "turn_end";
+            events.push(event);
+            if end {
+                assert_eq!(events[0]["type"], "turn_start", "{events:?}");
+                return events;
+            }
+        }
+    }
+
+    fn turn(&mut self, request: Value) -> Vec<Value> {
+        self.turn_with(request, |_| None)
+    }
+
+    /// The CLI processes the bridge runs now (its direct children).
+    fn cli_pids(&self) -> Vec<i32> {
+        children_of(self.child.id())
+    }
+
+    /// Closes stdin and waits for the bridge to exit; returns its exit code.
+    fn finish(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait bridge");
+        status.code()
+    }
+}
+
+fn end(events: &[Value]) -> &Value {
+    events.last().expect("a turn end")
+}
+
+fn result(events: &[Value]) -> String {
+    end(events)["result"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn statuses(chat: &Chat) -> Vec<String> {
+    chat.seen
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "status")
+        .filter_map(|e| e["message"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Three turns in one conversation: the answers of turns 2 and 3 show turn 1, the CLI process
+/// is `warm` (the same pid in every turn) or respawned per turn, and the session says which,
+/// once.
+fn three_turns(cmd: &Command, continuity: &str) {
+    let mut chat = Chat::start(cmd);
+    let mut pids = Vec::new();
+    let first = chat.turn(json!({"message": "MOCK:text first turn"}));
+    assert_eq!(end(&first)["success"], true, "{first:?}");
+    let session = end(&first)["session_id"].as_str().unwrap().to_string();
+    pids.push(chat.cli_pids());
+    for n in [2, 3] {
+        let turn = chat.turn(json!({"message": format!("MOCK:recall turn {n}")}));
+        assert_eq!(end(&turn)["success"], true, "turn {n}: {turn:?}");
+        assert_eq!(end(&turn)["session_id"], session.as_str(), "turn {n}");
+        assert!(
+            result(&turn).contains("first turn"),
+            "turn {n} did not see turn 1: {turn:?}"
+        );
+        pids.push(chat.cli_pids());
+    }
+    let said: Vec<String> = statuses(&chat)
+        .into_iter()
+        .filter(|m| m.starts_with("conversation: "))
+        .collect();
+    assert_eq!(said, [format!("conversation: {continuity}")]);
+    if continuity == "warm process" {
+        assert_eq!(pids[0].len(), 1, "one CLI process: {pids:?}");
+        assert!(pids.iter().all(|p| *p == pids[0]), "{pids:?}");
+    } else {
+        assert!(
+            pids.iter().all(Vec::is_empty),
+            "nothing left between turns: {pids:?}"
+        );
+    }
+    assert_eq!(chat.finish(), Some(0));
+}
+
+fn claude(sandbox: &Sandbox, mock: &Mock) -> Command {
+    claude_command(sandbox, &mock.url(), &[])
+}
+
+#[test]
+fn claude_keeps_one_process_for_three_turns() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    three_turns(&claude(&sandbox, &mock), "warm process");
+}
+
+#[test]
+fn gemini_keeps_one_acp_agent_for_three_turns() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    three_turns(
+        &acp_command(Provider::Gemini, &sandbox, &mock.url(), &[]),
+        "warm process",
+    );
+}
+
+#[test]
+fn qwen_keeps_one_acp_agent_for_three_turns() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    three_turns(
+        &acp_command(Provider::Qwen, &sandbox, &mock.url(), &[]),
+        "warm process",
+    );
+}
+
+#[test]
+fn copilot_keeps_one_acp_agent_for_three_turns() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    three_turns(
+        &acp_command(Provider::Copilot, &sandbox, &mock.url(), &[]),
+        "warm process",
+    );
+}
+
+#[test]
+fn pi_respawns_and_resumes_for_three_turns() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    write_pi_models(&sandbox, &mock.api_base());
+    let mut cmd = pi_command(&sandbox, &[]);
+    cmd.arg("--model").arg(format!("mock/{PI_MOCK_MODEL}"));
+    three_turns(&cmd, "respawn + native resume");
+}
+
+#[test]
+fn claude_mode_change_between_turns_takes_effect_live() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut chat = Chat::start(&claude(&sandbox, &mock));
+    let written = sandbox.work().join("mock-written.txt");
+    let plan =
+        chat.turn(json!({"message": "MOCK:write create the file", "permissionMode": "plan"}));
+    assert!(
+        !written.exists(),
+        "plan mode let the write through: {plan:?}"
+    );
+    let pid = chat.cli_pids();
+    chat.send(&json!({"type": "set_permission_mode", "mode": "acceptEdits"}));
+    let edits = chat.turn(json!({"message": "MOCK:write create the file"}));
+    assert_eq!(end(&edits)["success"], true, "{edits:?}");
+    assert!(
+        written.exists(),
+        "acceptEdits did not let the write through: {edits:?}"
+    );
+    assert!(
+        statuses(&chat)
+            .iter()
+            .any(|m| m.contains("permission mode is now acceptEdits")),
+        "{:?}",
+        chat.seen
+    );
+    assert_eq!(chat.cli_pids(), pid, "changed live, in the same process");
+    assert_eq!(chat.finish(), Some(0));
+}
+
+#[test]
+fn claude_approval_in_turn_two_round_trips() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut chat = Chat::start(&claude(&sandbox, &mock));
+    let first = chat.turn(json!({"message": "MOCK:text first turn", "permissionMode": "default"}));
+    assert_eq!(end(&first)["success"], true);
+    let mut asked = 0;
+    let second = chat.turn_with(json!({"message": "MOCK:danger make a file"}), |event| {
+        (event["type"] == "permission_request").then(|| {
+            asked += 1;
+            json!({"type": "permission_response", "requestId": event["requestId"], "decision": "allow"})
+        })
+    });
+    assert_eq!(asked, 1, "{second:?}");
+    assert_eq!(end(&second)["success"], true, "{second:?}");
+    assert!(
+        sandbox.work().join("mock-created.txt").exists(),
+        "{second:?}"
+    );
+    assert_eq!(chat.finish(), Some(0));
+}
+
+#[test]
+fn qwen_approval_in_turn_two_round_trips() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut chat = Chat::start(&acp_command(Provider::Qwen, &sandbox, &mock.url(), &[]));
+    let first = chat.turn(json!({"message": "MOCK:text first turn", "permissionMode": "default"}));
+    assert_eq!(end(&first)["success"], true);
+    let mut asked = 0;
+    let second = chat.turn_with(json!({"message": "MOCK:danger make a file"}), |event| {
+        (event["type"] == "permission_request").then(|| {
+            asked += 1;
+            json!({"type": "permission_response", "requestId": event["requestId"], "decision": "allow"})
+        })
+    });
+    assert_eq!(asked, 1, "{second:?}");
+    assert_eq!(end(&second)["success"], true, "{second:?}");
+    assert!(
+        sandbox.work().join("mock-created.txt").exists(),
+        "{second:?}"
+    );
+    assert_eq!(chat.finish(), Some(0));
+}
+
+fn kill(pid: i32) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+}
+
+/// A warm CLI killed between turns is restarted by the next turn, which resumes the session
+/// (the model still sees turn 1) and says so.
+fn killed_between_turns(cmd: &Command) {
+    let mut chat = Chat::start(cmd);
+    let first = chat.turn(json!({"message": "MOCK:text first turn"}));
+    assert_eq!(end(&first)["success"], true, "{first:?}");
+    let pids = chat.cli_pids();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    // Claude Code writes its session file just after the `result` line: a SIGKILL within
+    // milliseconds of it loses the turn (the resume then finds no conversation). A crash
+    // "between turns" comes later than that.
+    std::thread::sleep(Duration::from_millis(1500));
+    kill(pids[0]);
+    std::thread::sleep(Duration::from_millis(500));
+    let second = chat.turn(json!({"message": "MOCK:recall after the crash"}));
+    assert_eq!(end(&second)["success"], true, "{second:?}");
+    assert!(result(&second).contains("first turn"), "{second:?}");
+    assert!(
+        statuses(&chat)
+            .iter()
+            .any(|m| m.contains("exited between turns")),
+        "{:?}",
+        chat.seen
+    );
+    let now = chat.cli_pids();
+    assert_eq!(now.len(), 1);
+    assert_ne!(now, pids, "a new process");
+    assert_eq!(chat.finish(), Some(0));
+}
+
+#[test]
+fn claude_killed_between_turns_restarts_and_resumes() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    killed_between_turns(&claude(&sandbox, &mock));
+}
+
+#[test]
+fn qwen_killed_between_turns_restarts_and_resumes() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    killed_between_turns(&acp_command(Provider::Qwen, &sandbox, &mock.url(), &[]));
+}
+
+/// A CLI killed during a turn fails that turn (an error with what the CLI said, never a
+/// success); the next turn restarts it and works.
+fn killed_during_a_turn(cmd: &Command) {
+    let mut chat = Chat::start(cmd);
+    let first = chat.turn(json!({"message": "MOCK:text first turn"}));
+    assert_eq!(end(&first)["success"], true, "{first:?}");
+    let pids = chat.cli_pids();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let mut killed = false;
+    let second = chat.turn_with(json!({"message": "MOCK:slow talk"}), |event| {
+        if !killed && event["type"] == "text_delta" {
+            killed = true;
+            kill(pids[0]);
+        }
+        None
+    });
+    assert!(killed, "{second:?}");
+    assert_eq!(end(&second)["success"], false, "{second:?}");
+    assert!(
+        second
+            .iter()
+            .any(|e| e["type"] == "error" && e["code"] == "exited_early"),
+        "{second:?}"
+    );
+    let third = chat.turn(json!({"message": "MOCK:recall after the crash"}));
+    assert_eq!(end(&third)["success"], true, "{third:?}");
+    assert!(result(&third).contains("first turn"), "{third:?}");
+    assert_eq!(chat.finish(), Some(0));
+}
+
+#[test]
+fn claude_killed_during_a_turn_fails_it_and_the_next_works() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    killed_during_a_turn(&claude(&sandbox, &mock));
+}
+
+#[test]
+fn copilot_killed_during_a_turn_fails_it_and_the_next_works() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    killed_during_a_turn(&acp_command(Provider::Copilot, &sandbox, &mock.url(), &[]));
+}
+
+#[test]
+fn claude_interrupt_in_turn_two_of_three_then_turn_three_works() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut chat = Chat::start(&claude(&sandbox, &mock));
+    let first = chat.turn(json!({"message": "MOCK:text first turn"}));
+    assert_eq!(end(&first)["success"], true);
+    let mut sent = false;
+    let second = chat.turn_with(json!({"message": "MOCK:slow talk"}), |event| {
+        (!sent && event["type"] == "text_delta").then(|| {
+            sent = true;
+            json!({"type": "interrupt"})
+        })
+    });
+    assert_eq!(end(&second)["stop_reason"], "interrupted", "{second:?}");
+    let third = chat.turn(json!({"message": "MOCK:recall third"}));
+    assert_eq!(end(&third)["success"], true, "{third:?}");
+    assert!(result(&third).contains("first turn"), "{third:?}");
+    assert_eq!(chat.finish(), Some(0));
+}
+
+#[test]
+fn stdin_eof_mid_turn_finishes_it_and_leaves_no_process() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut chat = Chat::start(&claude(&sandbox, &mock));
+    chat.send(&json!({"message": "MOCK:slow talk"}));
+    loop {
+        let event = chat.next();
+        if event["type"] == "text_delta" {
+            break;
+        }
+    }
+    let pids = chat.cli_pids();
+    assert_eq!(pids.len(), 1);
+    drop(chat.stdin.take());
+    let mut ended = false;
+    while let Ok(line) = chat.lines.recv_timeout(Duration::from_secs(60)) {
+        if line.contains(r#""type":"turn_end""#) {
+            ended = true;
+        }
+    }
+    assert!(ended, "the turn in flight still ends");
+    assert_eq!(chat.child.wait().unwrap().code(), Some(0));
+    assert!(!group_alive(pids[0]), "the CLI's group is gone");
+}
+
+#[test]
+fn a_malformed_line_fails_alone_and_a_foreign_session_id_is_refused() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut chat = Chat::start(&claude(&sandbox, &mock));
+    let first = chat.turn(json!({"message": "MOCK:text first turn"}));
+    assert_eq!(end(&first)["success"], true);
+    let stdin = chat.stdin.as_mut().unwrap();
+    writeln!(stdin, "{{not json").unwrap();
+    stdin.flush().unwrap();
+    let mut bad = Vec::new();
+    loop {
+        let event = chat.next();
+        let done = event["type"] == "turn_end";
+        bad.push(event);
+        if done {
+            break;
+        }
+    }
+    assert_eq!(end(&bad)["success"], false);
+    assert!(
+        bad.iter()
+            .any(|e| e["type"] == "error" && e["code"] == "invalid_request"),
+        "{bad:?}"
+    );
+    let foreign = chat.turn(
+        json!({"message": "MOCK:text hi", "sessionId": "00000000-0000-4000-8000-000000000000"}),
+    );
+    assert_eq!(end(&foreign)["success"], false);
+    assert!(
+        foreign.iter().any(|e| e["type"] == "error"
+            && e["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("belongs in a session of its own")),
+        "{foreign:?}"
+    );
+    let after = chat.turn(json!({"message": "MOCK:recall still there?"}));
+    assert_eq!(end(&after)["success"], true, "{after:?}");
+    assert!(result(&after).contains("first turn"));
+    assert_eq!(chat.finish(), Some(0));
+}
