@@ -30,7 +30,7 @@ use std::path::PathBuf;
 
 use bridge_channel_pi::{Flavor, Permissions, Runtime, ValueStyle};
 use bridge_core::request::Request;
-use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn};
+use bridge_one_shot::{BuildError, OneShot, OneShotChannel, OneShotTurn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};

@@ -30,7 +30,7 @@ use bridge_core::attachment::write_private;
 use bridge_core::event::{ErrorCode, Event};
 use bridge_core::process::CommandSpec;
 use bridge_core::request::{Attachment, Request};
-use bridge_jsonl::{BuildError, OneShotTurn, endpoint_fields, set_env_defaults, stdin_prompt_turn};
+use bridge_one_shot::{BuildError, OneShotTurn, endpoint_fields, set_env_defaults, stdin_prompt_turn};
 use permission_mapper::RequestedMode;
 
 use crate::normalize::PiNormalizer;
@@ -205,10 +205,10 @@ fn file_name(index: usize, name: Option<&str>, media_type: &str) -> String {
     }
 }
 
-/// The turn's private directory, created on first use ([`bridge_jsonl::scratch_dir`]).
+/// The turn's private directory, created on first use ([`bridge_one_shot::scratch_dir`]).
 fn scratch_dir(scratch: &mut Option<tempfile::TempDir>, id: &str) -> Result<PathBuf, BuildError> {
     if scratch.is_none() {
-        *scratch = Some(bridge_jsonl::scratch_dir(id)?);
+        *scratch = Some(bridge_one_shot::scratch_dir(id)?);
     }
     Ok(scratch
         .as_ref()

@@ -33,7 +33,7 @@ pub mod normalize;
 use std::path::PathBuf;
 
 use bridge_core::request::Request;
-use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn};
+use bridge_one_shot::{BuildError, OneShot, OneShotChannel, OneShotTurn};
 use permission_mapper::RequestedMode;
 use sdk_probe::{AuthSource, ProbeEnv, ProbeSpec, Version, VersionRange};
 
