@@ -30,10 +30,9 @@
 
 #![deny(missing_docs)]
 
-pub mod approvals;
-pub mod deltas;
-pub mod normalize;
 pub mod relay;
+
+pub use bridge_claude_stream::{approvals, deltas, normalize};
 
 use std::path::PathBuf;
 

@@ -25,7 +25,7 @@
 
 use std::path::PathBuf;
 
-use bridge_channel_claude::normalize::{self as claude, ClaudeNormalizer, Dialect};
+use bridge_claude_stream::normalize::{self as claude, ClaudeNormalizer, Dialect};
 use bridge_core::event::{Event, FileDiff, ToolKind};
 use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;

@@ -44,7 +44,7 @@ impl DeltaMode {
     /// The mode named `name` (`incremental`, `cumulative`, `auto`), as a config file spells it.
     ///
     /// ```
-    /// use bridge_channel_claude::deltas::DeltaMode;
+    /// use bridge_claude_stream::deltas::DeltaMode;
     /// assert_eq!(DeltaMode::from_name("auto"), Some(DeltaMode::Auto));
     /// assert_eq!(DeltaMode::from_name("snapshot"), None);
     /// ```

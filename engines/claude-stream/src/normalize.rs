@@ -148,7 +148,7 @@ struct Usage0 {
 /// Normalized kind of a Claude Code tool.
 ///
 /// ```
-/// use bridge_channel_claude::normalize::tool_kind;
+/// use bridge_claude_stream::normalize::tool_kind;
 /// use bridge_core::event::ToolKind;
 /// assert_eq!(tool_kind("Bash"), ToolKind::Execute);
 /// assert_eq!(tool_kind("mcp__fs__read_file"), ToolKind::Other);
@@ -170,7 +170,7 @@ pub fn tool_kind(name: &str) -> ToolKind {
 /// (`file_path`, `old_string`, `new_string`, `content`, …).
 ///
 /// ```
-/// use bridge_channel_claude::normalize::tool_diff;
+/// use bridge_claude_stream::normalize::tool_diff;
 /// let diff = tool_diff("Write", &serde_json::json!({"file_path": "a.txt", "content": "hi"})).unwrap();
 /// assert_eq!((diff.path.as_str(), diff.new_text.as_deref()), ("a.txt", Some("hi")));
 /// ```
