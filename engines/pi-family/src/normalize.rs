@@ -74,7 +74,7 @@ pub struct PiNormalizer {
 /// Normalized kind of a pi / omp tool.
 ///
 /// ```
-/// use bridge_channel_pi::normalize::tool_kind;
+/// use bridge_pi_family::normalize::tool_kind;
 /// use bridge_core::event::ToolKind;
 /// assert_eq!(tool_kind("bash"), ToolKind::Execute);
 /// assert_eq!(tool_kind("glob"), ToolKind::Search);

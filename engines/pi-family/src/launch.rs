@@ -111,7 +111,7 @@ fn push_value(
 /// `max` on a CLI whose highest level is `xhigh` becomes `xhigh`; anything else is ignored.
 ///
 /// ```
-/// use bridge_channel_pi::launch::thinking_level;
+/// use bridge_pi_family::launch::thinking_level;
 /// let pi = ["off", "minimal", "low", "medium", "high", "xhigh"];
 /// assert_eq!(thinking_level(&pi, Some("high"), false), (Some("high"), None));
 /// assert_eq!(thinking_level(&pi, Some("max"), false).0, Some("xhigh"));
