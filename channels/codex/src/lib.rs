@@ -42,11 +42,7 @@
 
 #![deny(missing_docs)]
 
-pub mod command;
-pub mod native;
-pub mod normalize;
-pub mod patch;
-pub mod rollout;
+pub use bridge_codex::{command, native, normalize, patch, rollout};
 
 use std::path::{Path, PathBuf};
 

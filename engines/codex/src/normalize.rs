@@ -942,7 +942,7 @@ fn shell_command_of(input: &Value) -> String {
 /// the exit code and the output; text without that header is all output.
 ///
 /// ```
-/// use bridge_channel_codex::normalize::exec_output;
+/// use bridge_codex::normalize::exec_output;
 /// let (code, body) = exec_output("Chunk ID: a\nWall time: 0 seconds\nProcess exited with code 1\nOutput:\nboom\n");
 /// assert_eq!((code, body), (Some(1), "boom\n"));
 /// assert_eq!(exec_output("plain"), (None, "plain"));

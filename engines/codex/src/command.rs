@@ -16,7 +16,7 @@ const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "fish"];
 /// POSIX quoting undone; the input unchanged when it is not such a wrapper.
 ///
 /// ```
-/// use bridge_channel_codex::command::display_command;
+/// use bridge_codex::command::display_command;
 /// assert_eq!(display_command("/bin/bash -lc 'echo hello'"), "echo hello");
 /// assert_eq!(display_command("/bin/bash -lc 'echo '\\''q'\\'''"), "echo 'q'");
 /// assert_eq!(display_command("bash -lc ls"), "ls");
@@ -54,7 +54,7 @@ const PIPE_FILTERS: &[&str] = &["head", "tail", "wc", "sort", "uniq", "cut", "nl
 /// `command` is the script as [`display_command`] shows it.
 ///
 /// ```
-/// use bridge_channel_codex::command::classify;
+/// use bridge_codex::command::classify;
 /// let read = classify("sed -n '10,20p' src/lib.rs");
 /// assert_eq!(read.name, "Read");
 /// assert_eq!(read.input["file_path"], "src/lib.rs");

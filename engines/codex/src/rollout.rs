@@ -33,7 +33,7 @@ const MAX_WALK_ENTRIES: usize = 20_000;
 /// The Unix time in milliseconds encoded in a UUIDv7 (`None` for other ids).
 ///
 /// ```
-/// use bridge_channel_codex::rollout::uuid_v7_millis;
+/// use bridge_codex::rollout::uuid_v7_millis;
 /// assert_eq!(uuid_v7_millis("01a22f17-7d48-7161-b755-fa62726f29e1"), Some(0x01a2_2f17_7d48));
 /// assert_eq!(uuid_v7_millis("00000000-0000-4000-8000-000000000000"), None);
 /// ```

@@ -42,7 +42,7 @@ pub struct Hunk {
 /// Splits a unified diff into hunks (a diff without `@@` headers is one hunk).
 ///
 /// ```
-/// use bridge_channel_codex::patch::hunks;
+/// use bridge_codex::patch::hunks;
 /// let h = hunks("@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
 /// assert_eq!(h.len(), 1);
 /// assert_eq!((h[0].old.as_str(), h[0].new.as_str()), ("a\nb", "a\nc"));
@@ -176,7 +176,7 @@ pub fn tool_for(
 /// in order. Paths are as written in the patch (usually relative to the agent's cwd).
 ///
 /// ```
-/// use bridge_channel_codex::patch::{parse_apply_patch, Change};
+/// use bridge_codex::patch::{parse_apply_patch, Change};
 /// let ops = parse_apply_patch("*** Begin Patch\n*** Add File: a.txt\n+hi\n*** Delete File: b.txt\n*** End Patch\n");
 /// assert_eq!(ops[0], ("a.txt".to_string(), "add", Change::Add { content: "hi\n".into() }));
 /// assert_eq!(ops[1].1, "delete");
