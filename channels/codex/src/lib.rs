@@ -38,7 +38,7 @@
 //!   `sandbox_denied` warnings. Nothing pretends to ask.
 //!
 //! The output is normalized by [`normalize::CodexNormalizer`], helped by the thread's rollout
-//! file ([`rollout`]).
+//! file ([`rollout`]), which the engine reads and pushes into it ([`RolloutReader`]).
 
 #![deny(missing_docs)]
 
@@ -60,7 +60,7 @@ use serde_json::Value;
 
 pub use native::NativeCodex;
 pub use normalize::CodexNormalizer;
-pub use rollout::RolloutNormalizer;
+pub use bridge_codex::RolloutReader;
 
 /// Provider key.
 pub const ID: &str = "codex";
@@ -518,7 +518,7 @@ impl Channel for CodexChannel {
             }
             .with_id_prefix(turn_tag());
             let normalizer: Box<dyn bridge_core::turn::Normalizer> = match codex_home() {
-                Some(home) => Box::new(RolloutNormalizer::new(inner, home, launch.resumed)),
+                Some(home) => Box::new(RolloutReader::new(inner, home, launch.resumed)),
                 None => Box::new(inner),
             };
             run_process_turn(launch.turn, normalizer, ctx).await;

@@ -32,8 +32,8 @@
 //! | `turn.failed` | `error` (`[SEND_ERROR]`), `turn_end` failure |
 //!
 //! The rollout (`$CODEX_HOME/sessions/…/rollout-…-<thread>.jsonl`) adds what the exec stream
-//! leaves out; its lines go to [`CodexNormalizer::rollout_line`] (see [`crate::rollout`] for who
-//! reads the file): file contents and diffs for `file_change`, the usage total before the turn,
+//! leaves out; the engine reads the file ([`crate::RolloutReader`]) and pushes its lines into
+//! [`CodexNormalizer::rollout_line`]: file contents and diffs for `file_change`, the usage total before the turn,
 //! and tool calls Codex refused before running them (a patch under a read-only sandbox, an
 //! escalation under approval policy `never`), which the exec stream does not show at all.
 

@@ -5,27 +5,23 @@
 //! file changes, the usage total before a resumed turn, and tool calls refused before they ran.
 //! (ai-bridge read the same file for the same reasons.)
 //!
-//! [`RolloutNormalizer`] wraps the pure [`CodexNormalizer`]: before each stdout line it reads
-//! whatever the rollout gained since the last line and hands those lines to
-//! [`CodexNormalizer::rollout_line`]. Codex writes a rollout entry before it prints the matching
-//! stdout event, so the content of a file change is known when its `item.completed` arrives.
-//! Everything here is best effort: without the file, the normalizer still works and only the
-//! extras are missing.
+//! This module is the engine's I/O side of it: finding the file ([`find_rollout`]) and reading
+//! what it gained ([`RolloutFollower`]). The engine ([`crate::RolloutReader`]) reads before each
+//! stdout line and pushes the lines it read into the pure [`CodexNormalizer`]
+//! ([`CodexNormalizer::rollout_line`]). Codex writes a rollout entry before it prints the
+//! matching stdout event, so the content of a file change is known when its `item.completed`
+//! arrives. Everything here is best effort: without the file, the normalizer still works and
+//! only the extras are missing.
 
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use bridge_core::event::Event;
-use bridge_core::turn::Normalizer;
-
+#[cfg(doc)]
 use crate::normalize::CodexNormalizer;
 
 /// Rollout lines longer than this are skipped (a huge tool output, say).
 pub const MAX_ROLLOUT_LINE: usize = 16 * 1024 * 1024;
-
-/// How many stdout lines may pass before the bridge gives up looking for the file.
-const MAX_OPEN_ATTEMPTS: u32 = 64;
 
 /// Most directory entries looked at when the thread id does not date the file.
 const MAX_WALK_ENTRIES: usize = 20_000;
@@ -181,72 +177,6 @@ impl RolloutFollower {
                 }
             }
         }
-    }
-}
-
-/// [`CodexNormalizer`] plus the rollout: the normalizer the Codex channel runs with.
-#[derive(Debug)]
-pub struct RolloutNormalizer {
-    inner: CodexNormalizer,
-    follower: RolloutFollower,
-    resumed: bool,
-    attempts: u32,
-}
-
-impl RolloutNormalizer {
-    /// Wraps `inner`; `resumed` says whether the thread existed before this turn (its earlier
-    /// rollout lines are then read as history).
-    pub fn new(inner: CodexNormalizer, codex_home: impl Into<PathBuf>, resumed: bool) -> Self {
-        RolloutNormalizer {
-            inner,
-            follower: RolloutFollower::new(codex_home),
-            resumed,
-            attempts: 0,
-        }
-    }
-
-    fn drain(&mut self, historic: bool, out: &mut Vec<Event>) {
-        let inner = &mut self.inner;
-        self.follower
-            .read_lines(|line| inner.rollout_line(line, historic, out));
-    }
-
-    fn try_open(&mut self, out: &mut Vec<Event>) {
-        if self.follower.is_open() || self.attempts >= MAX_OPEN_ATTEMPTS {
-            return;
-        }
-        let Some(thread_id) = self.inner.session_id() else {
-            return;
-        };
-        self.attempts += 1;
-        if self.follower.open(&thread_id) {
-            // A resumed thread's file already holds the earlier turns: read them as history.
-            let historic = self.resumed;
-            self.drain(historic, out);
-            if historic {
-                self.inner.rollout_history_done();
-            }
-        } else if self.resumed {
-            // Codex itself needs this file to resume; if it is not where we look, stop looking.
-            self.attempts = MAX_OPEN_ATTEMPTS;
-        }
-    }
-}
-
-impl Normalizer for RolloutNormalizer {
-    fn line(&mut self, line: &str, out: &mut Vec<Event>) {
-        self.drain(false, out);
-        self.inner.line(line, out);
-        self.try_open(out);
-    }
-
-    fn session_id(&self) -> Option<String> {
-        self.inner.session_id()
-    }
-
-    fn finish(&mut self, exit: Option<&std::process::ExitStatus>, out: &mut Vec<Event>) {
-        self.drain(false, out);
-        self.inner.finish(exit, out);
     }
 }
 
