@@ -33,9 +33,10 @@
 //!
 //! The rollout (`$CODEX_HOME/sessions/…/rollout-…-<thread>.jsonl`) adds what the exec stream
 //! leaves out; the engine reads the file ([`crate::RolloutReader`]) and pushes its lines into
-//! [`CodexNormalizer::rollout_line`]: file contents and diffs for `file_change`, the usage total before the turn,
-//! and tool calls Codex refused before running them (a patch under a read-only sandbox, an
-//! escalation under approval policy `never`), which the exec stream does not show at all.
+//! [`CodexNormalizer::rollout_line`]: file contents and diffs for `file_change`, the usage
+//! total before the turn, and tool calls Codex refused before running them (a patch under a
+//! read-only sandbox, an escalation under approval policy `never`), which the exec stream does
+//! not show at all.
 
 use std::collections::{HashMap, HashSet};
 
