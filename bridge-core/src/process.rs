@@ -49,6 +49,7 @@ pub const SCRUBBED_ENV: &[&str] = &[
     "NODE_DEBUG",
     "NODE_REPL_EXTERNAL_MODULE",
     "ELECTRON_RUN_AS_NODE",
+    "BUN_OPTIONS",
     "LD_PRELOAD",
     "LD_LIBRARY_PATH",
     "LD_AUDIT",
@@ -268,7 +269,7 @@ impl CommandSpec {
         let Some(key) = key.to_str() else {
             return false;
         };
-        SCRUBBED_ENV.contains(&key) || SCRUBBED_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
+        is_scrubbed_env(key)
     }
 }
 
@@ -601,6 +602,20 @@ pub fn describe_exit(status: &ExitStatus) -> String {
         }
     }
     "an unknown status".into()
+}
+
+/// Whether `key` is on the scrub list ([`SCRUBBED_ENV`], or starts with one of
+/// [`SCRUBBED_ENV_PREFIXES`]): the one predicate for every child the bridge starts, the CLIs
+/// ([`CommandSpec::is_scrubbed`]) and sdk-probe's version probes alike.
+///
+/// ```
+/// use bridge_core::process::is_scrubbed_env;
+/// assert!(is_scrubbed_env("NODE_OPTIONS"));
+/// assert!(is_scrubbed_env("npm_config_loglevel"));
+/// assert!(!is_scrubbed_env("PATH"));
+/// ```
+pub fn is_scrubbed_env(key: &str) -> bool {
+    SCRUBBED_ENV.contains(&key) || SCRUBBED_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
 }
 
 #[cfg(test)]

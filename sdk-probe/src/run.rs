@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use bridge_core::process::is_scrubbed_env;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
@@ -20,15 +21,6 @@ pub const OUTPUT_CAP: usize = 64 * 1024;
 
 /// Longest line kept in a report.
 const LINE_CAP: usize = 200;
-
-/// Env vars never passed to a version probe: they change how node or the loader behaves.
-const SCRUBBED: [&str; 5] = [
-    "NODE_OPTIONS",
-    "LD_PRELOAD",
-    "DYLD_INSERT_LIBRARIES",
-    "ELECTRON_RUN_AS_NODE",
-    "BUN_OPTIONS",
-];
 
 /// Why a probe could not produce a version.
 #[derive(Debug, thiserror::Error)]
@@ -283,18 +275,15 @@ fn neutral_dir() -> PathBuf {
     }
 }
 
-/// env_clear + the env's vars minus secrets, loader hooks and `npm_*`; `prepend` goes first on
-/// PATH.
+/// env_clear + the env's vars minus secrets and the bridge's scrub list
+/// ([`bridge_core::process::is_scrubbed_env`]: loader hooks, `npm_*`, …); `prepend` goes first
+/// on PATH.
 fn child_env(cmd: &mut Command, env: &ProbeEnv, prepend: Option<&Path>) {
     cmd.env_clear();
     for (k, v) in env.vars() {
         let Some(name) = k.to_str() else { continue };
         let upper = name.to_ascii_uppercase();
-        if is_secret_name(name)
-            || SCRUBBED.contains(&upper.as_str())
-            || upper.starts_with("NPM_")
-            || upper == "PATH"
-        {
+        if is_secret_name(name) || is_scrubbed_env(name) || upper == "PATH" {
             continue;
         }
         cmd.env(k, v);

@@ -30,11 +30,10 @@
 
 #![deny(missing_docs)]
 
-pub mod approvals;
-pub mod deltas;
-pub mod normalize;
 pub mod relay;
 pub mod session;
+
+pub use bridge_claude_stream::{approvals, deltas, normalize};
 
 use std::path::PathBuf;
 
@@ -43,7 +42,7 @@ use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::Request;
 use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext};
-use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn, set_endpoint_env};
+use bridge_one_shot::{BuildError, OneShot, OneShotChannel, OneShotTurn, set_endpoint_env};
 use futures_util::future::BoxFuture;
 use permission_mapper::{RequestedMode, claude as claude_mode};
 use serde_json::{Value, json};
@@ -218,7 +217,7 @@ pub fn build_turn(
     Ok((turn, warnings))
 }
 
-/// How the bridge runs `claude -p` for a turn: bridge-jsonl's process-per-turn engine (locate
+/// How the bridge runs `claude -p` for a turn: bridge-one-shot's process-per-turn engine (locate
 /// the CLI, check its version from the cache `bridge system status` keeps, build the turn, run
 /// it) with [`build_turn`] and a [`ClaudeNormalizer`].
 pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build_one_shot);

@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use bridge_core::channel::Channel;
 use bridge_core::request::Request;
 use bridge_core::turn::TurnContext;
-use bridge_jsonl::{BuildError, OneShotTurn, run_one_shot};
+use bridge_one_shot::{BuildError, OneShotTurn, run_one_shot};
 use futures_util::future::BoxFuture;
 use sdk_probe::{AuthSource, ProbeEnv, ProbeSpec};
 

@@ -38,15 +38,11 @@
 //!   `sandbox_denied` warnings. Nothing pretends to ask.
 //!
 //! The output is normalized by [`normalize::CodexNormalizer`], helped by the thread's rollout
-//! file ([`rollout`]).
+//! file ([`rollout`]), which the engine reads and pushes into it ([`RolloutReader`]).
 
 #![deny(missing_docs)]
 
-pub mod command;
-pub mod native;
-pub mod normalize;
-pub mod patch;
-pub mod rollout;
+pub use bridge_codex::{command, native, normalize, patch, rollout};
 
 use std::path::{Path, PathBuf};
 
@@ -65,7 +61,7 @@ use serde_json::Value;
 
 pub use native::NativeCodex;
 pub use normalize::CodexNormalizer;
-pub use rollout::RolloutNormalizer;
+pub use bridge_codex::RolloutReader;
 
 /// Provider key.
 pub const ID: &str = "codex";
@@ -523,7 +519,7 @@ impl Channel for CodexChannel {
             }
             .with_id_prefix(turn_tag());
             let normalizer: Box<dyn bridge_core::turn::Normalizer> = match codex_home() {
-                Some(home) => Box::new(RolloutNormalizer::new(inner, home, launch.resumed)),
+                Some(home) => Box::new(RolloutReader::new(inner, home, launch.resumed)),
                 None => Box::new(inner),
             };
             run_once(launch.turn, normalizer, ctx).await;

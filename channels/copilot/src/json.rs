@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use bridge_core::event::Event;
 use bridge_core::process::CommandSpec;
 use bridge_core::request::{Attachment, Request};
-use bridge_jsonl::{
+use bridge_one_shot::{
     BuildError, OneShot, OneShotTurn, set_endpoint_env, set_env_defaults, stdin_prompt_turn,
 };
 use permission_mapper::RequestedMode;

@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use bridge_core::event::Event;
 use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn, set_endpoint_env, stdin_prompt_turn};
+use bridge_one_shot::{BuildError, OneShot, OneShotTurn, set_endpoint_env, stdin_prompt_turn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 
@@ -55,7 +55,7 @@ pub const API_KEY_ENV: &str = "GEMINI_API_KEY";
 /// refuses one instead.
 pub const MAX_PROMPT_BYTES: usize = 8 * 1024 * 1024;
 
-/// The `json` transport's declaration (its channel is a [`bridge_jsonl::OneShotChannel`]).
+/// The `json` transport's declaration (its channel is a [`bridge_one_shot::OneShotChannel`]).
 pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build_turn);
 
 /// Builds the `gemini` process for one headless turn of `request`; `Err` (what to fix) for a

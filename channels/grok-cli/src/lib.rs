@@ -43,7 +43,7 @@ use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::request::Request;
 use bridge_core::turn::{CloseStdin, ProcessTurn};
-use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn, set_endpoint_env};
+use bridge_one_shot::{BuildError, OneShot, OneShotChannel, OneShotTurn, set_endpoint_env};
 use permission_mapper::RequestedMode;
 use sdk_probe::{AuthSource, ProbeEnv, ProbeSpec, Version, VersionRange};
 

@@ -1,5 +1,5 @@
 //! The oh-my-pi channel (`omp`, `@oh-my-pi/pi-coding-agent`): pi's event stream, launch and
-//! normalizer ([`bridge_channel_pi`]) with omp's own flags.
+//! normalizer ([`bridge_pi_family`]) with omp's own flags.
 //!
 //! ```text
 //! omp --print --mode json [--model=<m>] [--resume=<id>] [--thinking=<level>]
@@ -28,9 +28,9 @@
 
 use std::path::PathBuf;
 
-use bridge_channel_pi::{Flavor, Permissions, Runtime, ValueStyle};
+use bridge_pi_family::{Flavor, Permissions, Runtime, ValueStyle};
 use bridge_core::request::Request;
-use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn};
+use bridge_one_shot::{BuildError, OneShot, OneShotChannel, OneShotTurn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
@@ -85,7 +85,7 @@ pub const FLAVOR: Flavor = Flavor {
 };
 
 fn build(program: PathBuf, request: &Request, env: &ProbeEnv) -> Result<OneShotTurn, BuildError> {
-    bridge_channel_pi::launch::build_turn(&FLAVOR, program, request, env)
+    bridge_pi_family::launch::build_turn(&FLAVOR, program, request, env)
 }
 
 /// omp on the JSONL-stream engine.
@@ -98,7 +98,7 @@ pub fn channel() -> OneShotChannel {
 
 #[cfg(test)]
 mod tests {
-    use bridge_channel_pi::launch::build_turn;
+    use bridge_pi_family::launch::build_turn;
     use bridge_core::event::ErrorCode;
     use bridge_core::request::Request;
     use sdk_probe::ProbeEnv;

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use bridge_core::event::Event;
 use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
-use bridge_jsonl::{
+use bridge_one_shot::{
     BuildError, OneShot, OneShotChannel, OneShotTurn, attachments_skipped, endpoint_fields,
     set_env_defaults, stdin_prompt_turn,
 };

@@ -1,5 +1,6 @@
-//! The pi coding agent channel (`@mariozechner/pi-coding-agent`), and the launch
-//! ([`launch`]) and normalizer ([`normalize`]) it shares with oh-my-pi (`channels/omp`).
+//! The pi coding agent channel (`@mariozechner/pi-coding-agent`), on the pi-family engine
+//! (`engines/pi-family`, [`bridge_pi_family`]) whose launch ([`launch`]) and normalizer
+//! ([`normalize`]) it shares with oh-my-pi (`channels/omp`) and re-exports.
 //!
 //! How it runs pi 0.73.1 (facts: `shared/reference/real-clis-openai.md` §6,
 //! `ai-bridge-protocol.md` §1.3):
@@ -27,13 +28,12 @@
 
 #![deny(missing_docs)]
 
-pub mod launch;
-pub mod normalize;
+pub use bridge_pi_family::{launch, normalize};
 
 use std::path::PathBuf;
 
 use bridge_core::request::Request;
-use bridge_jsonl::{BuildError, OneShot, OneShotChannel, OneShotTurn};
+use bridge_one_shot::{BuildError, OneShot, OneShotChannel, OneShotTurn};
 use permission_mapper::RequestedMode;
 use sdk_probe::{AuthSource, ProbeEnv, ProbeSpec, Version, VersionRange};
 

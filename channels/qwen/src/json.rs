@@ -25,11 +25,11 @@
 
 use std::path::PathBuf;
 
-use bridge_channel_claude::normalize::{self as claude, ClaudeNormalizer, Dialect};
+use bridge_claude_stream::normalize::{self as claude, ClaudeNormalizer, Dialect};
 use bridge_core::event::{Event, FileDiff, ToolKind};
 use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
-use bridge_jsonl::{BuildError, OneShot, OneShotTurn, set_endpoint_env, stdin_prompt_turn};
+use bridge_one_shot::{BuildError, OneShot, OneShotTurn, set_endpoint_env, stdin_prompt_turn};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 use serde_json::Value;

@@ -32,7 +32,7 @@ use std::sync::Arc;
 
 use bridge_acp::{AcpChannel, AcpProvider};
 use bridge_core::channel::Transports;
-use bridge_jsonl::OneShotChannel;
+use bridge_one_shot::OneShotChannel;
 use permission_mapper::PermissionMode as M;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
 
