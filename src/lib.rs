@@ -12,8 +12,8 @@
 //! * [`codex`]: the Codex channel;
 //! * [`acp`]: the ACP client engine, and the ACP providers over it: [`gemini`], [`qwen`],
 //!   [`copilot`], [`opencode`], [`kimi`], [`grok`];
-//! * the JSONL-stream providers: [`pi`], [`omp`] (oh-my-pi), [`grok_cli`] (the community Grok
-//!   CLI).
+//! * the one-shot providers: [`pi`], [`omp`] (oh-my-pi; both on the pi-family engine),
+//!   [`grok_cli`] (the community Grok CLI).
 //!
 //! # Example: one turn as a stream of events
 //!

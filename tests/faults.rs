@@ -8,7 +8,7 @@
 //! counts, elapsed time bounded generously: these are not performance tests).
 //!
 //! Engines: every scenario runs for each entry of [`ENGINES`] (Claude stream-json, Codex exec,
-//! ACP, and the JSONL-stream engine through pi). A new engine adds its fake to
+//! ACP, and the one-shot engine through pi). A new engine adds its fake to
 //! `tests/fakes/<engine>.sh` (the same `emit_*` functions, sourcing `lib.sh`) and one
 //! [`Engine`] row here.
 //!

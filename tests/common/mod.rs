@@ -283,7 +283,7 @@ pub fn group_alive(pgid: i32) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------------
-// JSONL-stream providers: pi, oh-my-pi (omp), the community Grok CLI (grok-cli)
+// One-shot JSONL providers: pi, oh-my-pi (omp), the community Grok CLI (grok-cli)
 // ---------------------------------------------------------------------------------------------
 
 /// The variable pi's and omp's test model configs name as the mock provider's key; the e2e

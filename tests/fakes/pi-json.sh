@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fake pi CLI (`pi --print --mode json …`, the prompt on stdin, which the bridge closes right
-# after it) for tests/faults.rs, standing for the JSONL-stream engine (`run_process_turn` + a
-# normalizer; pi's is channels/pi/src/normalize.rs). Same interface as claude-stream-json.sh
+# after it) for tests/faults.rs, standing for the one-shot engine (`run_process_turn` + a
+# normalizer; pi's is engines/pi-family/src/normalize.rs). Same interface as claude-stream-json.sh
 # (see there); this file only says how pi spells its lines (captures: shared/captures/pi-*.stdout):
 #   session{id} agent_start turn_start message_start{assistant}
 #   message_update{assistantMessageEvent:text_delta} … message_end{assistant, stopReason}

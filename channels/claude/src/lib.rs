@@ -20,10 +20,12 @@
 //!
 //! The output is normalized by [`normalize::ClaudeNormalizer`], which CLIs printing the same
 //! stream-json shape reuse with their own [`normalize::Dialect`] (Qwen Code's `json` transport).
+//! The normalizer, its delta modes and the approval responder are the Claude stream-json
+//! engine (`engines/claude-stream`, [`bridge_claude_stream`]); this crate re-exports them.
 //!
-//! This crate is also the engine of the Anthropic-compatible relays (`minimax`, `zcode`, and
-//! the user-defined ones): Claude Code pointed at another vendor's endpoint. They are data,
-//! [`relay::ClaudeRelay`] profiles kept here next to the engine, which the facade registers
+//! This crate also launches the Anthropic-compatible relays (`minimax`, `zcode`, and the
+//! user-defined ones): Claude Code pointed at another vendor's endpoint. They are data,
+//! [`relay::ClaudeRelay`] profiles kept here next to the launch, which the facade registers
 //! once each as a [`relay::RelayChannel`], so no provider crate has to depend on this one.
 //! Their streaming quirk (deltas that are cumulative or corrective snapshots) is handled in
 //! the normalizer, per content block, by the delta mode a profile declares ([`deltas`]).

@@ -59,9 +59,9 @@ use permission_mapper::codex::{self as codex_mode, CodexApproval, CodexOverrides
 use permission_mapper::{Platform, RequestedMode};
 use serde_json::Value;
 
+pub use bridge_codex::RolloutReader;
 pub use native::NativeCodex;
 pub use normalize::CodexNormalizer;
-pub use bridge_codex::RolloutReader;
 
 /// Provider key.
 pub const ID: &str = "codex";

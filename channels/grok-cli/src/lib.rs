@@ -76,7 +76,7 @@ pub const PROBE: ProbeSpec = ProbeSpec {
     )
 };
 
-/// grok-cli on the JSONL-stream engine, found by [`resolve_cli`].
+/// grok-cli on the one-shot engine, found by [`resolve_cli`].
 pub const ONE_SHOT: OneShot = OneShot {
     locate: |_, env| resolve_cli(env),
     ..OneShot::new(PROBE, build)

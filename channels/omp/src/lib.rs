@@ -28,9 +28,9 @@
 
 use std::path::PathBuf;
 
-use bridge_pi_family::{Flavor, Permissions, Runtime, ValueStyle};
 use bridge_core::request::Request;
 use bridge_one_shot::{BuildError, OneShot, OneShotChannel, OneShotTurn};
+use bridge_pi_family::{Flavor, Permissions, Runtime, ValueStyle};
 use permission_mapper::RequestedMode;
 use sdk_probe::ProbeEnv;
 use sdk_probe::{AuthSource, ProbeSpec, Version, VersionRange};
@@ -88,7 +88,7 @@ fn build(program: PathBuf, request: &Request, env: &ProbeEnv) -> Result<OneShotT
     bridge_pi_family::launch::build_turn(&FLAVOR, program, request, env)
 }
 
-/// omp on the JSONL-stream engine.
+/// omp on the one-shot engine.
 pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build);
 
 /// The omp channel.
@@ -98,9 +98,9 @@ pub fn channel() -> OneShotChannel {
 
 #[cfg(test)]
 mod tests {
-    use bridge_pi_family::launch::build_turn;
     use bridge_core::event::ErrorCode;
     use bridge_core::request::Request;
+    use bridge_pi_family::launch::build_turn;
     use sdk_probe::ProbeEnv;
     use serde_json::json;
 

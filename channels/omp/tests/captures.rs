@@ -3,9 +3,9 @@
 //! normalizer and snapshots what users would see, in both wire formats. Each turn ends with the
 //! exit the recording filed: omp exits 1 after an API error, where pi exits 0.
 
-use bridge_pi_family::PiNormalizer;
 use bridge_core::encode::MarkerDialect;
 use bridge_core::normalize::replay;
+use bridge_pi_family::PiNormalizer;
 use captures::streamed_text;
 
 fn end_of(name: &str) -> (Vec<bridge_core::event::Event>, bridge_core::event::TurnEnd) {

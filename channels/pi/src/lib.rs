@@ -88,7 +88,7 @@ fn build(program: PathBuf, request: &Request, env: &ProbeEnv) -> Result<OneShotT
     launch::build_turn(&FLAVOR, program, request, env)
 }
 
-/// pi on the JSONL-stream engine.
+/// pi on the one-shot engine.
 pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build);
 
 /// The pi channel.

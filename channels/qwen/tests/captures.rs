@@ -3,8 +3,8 @@
 //! transport's normalizer (the Claude normalizer with Qwen's dialect) and snapshots what users
 //! would see, in both wire formats.
 
-use bridge_claude_stream::ClaudeNormalizer;
 use bridge_channel_qwen::json::DIALECT;
+use bridge_claude_stream::ClaudeNormalizer;
 use bridge_core::encode::MarkerDialect;
 use bridge_core::event::{Event, TurnEnd};
 use captures::{WireSnapshots, streamed_text, streamed_thinking};

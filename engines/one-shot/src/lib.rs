@@ -1,4 +1,4 @@
-//! The JSONL-stream engine: a CLI run once per turn that prints one JSON event per line (pi,
+//! The one-shot engine: a CLI run once per turn that prints one JSON event per line (pi,
 //! oh-my-pi, the community Grok CLI, and the one-shot JSON print modes of qwen, copilot, gemini,
 //! opencode and kimi, which are those providers' `json` transport; also `claude -p`).
 //!

@@ -30,7 +30,9 @@ use bridge_core::attachment::write_private;
 use bridge_core::event::{ErrorCode, Event};
 use bridge_core::process::CommandSpec;
 use bridge_core::request::{Attachment, Request};
-use bridge_one_shot::{BuildError, OneShotTurn, endpoint_fields, set_env_defaults, stdin_prompt_turn};
+use bridge_one_shot::{
+    BuildError, OneShotTurn, endpoint_fields, set_env_defaults, stdin_prompt_turn,
+};
 use permission_mapper::RequestedMode;
 
 use crate::normalize::PiNormalizer;
