@@ -134,7 +134,7 @@ pub(crate) async fn run(cli: Cli, channel: Arc<dyn bridge::core::Channel>) -> Ex
                             eprintln!("[WARNING] unknown_control: {message}; ignored");
                             continue;
                         }
-                        Line::Request(request) => request,
+                        Line::Request(request) => *request,
                     }
                 };
                 let request = request.map(|request| {
@@ -247,7 +247,7 @@ pub(crate) async fn run(cli: Cli, channel: Arc<dyn bridge::core::Channel>) -> Ex
 enum Line {
     Control(Control),
     UnknownControl(String),
-    Request(Result<Request, RequestError>),
+    Request(Box<Result<Request, RequestError>>),
 }
 
 /// Control lines have a `type` the control protocol knows; a line with another `type` and no
@@ -264,7 +264,7 @@ fn classify(line: &str) -> Line {
             Ok(control) => Line::Control(control),
             Err(error) => Line::UnknownControl(error),
         },
-        _ => Line::Request(Request::from_json(line.as_bytes())),
+        _ => Line::Request(Box::new(Request::from_json(line.as_bytes()))),
     }
 }
 

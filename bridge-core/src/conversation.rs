@@ -2,7 +2,7 @@
 //!
 //! A [`Conversation`] is what a channel holds for many turns: a warm CLI process (Claude Code
 //! reading stream-json on stdin, an ACP agent), or, for CLIs that run one process per turn, the
-//! session id the next turn resumes ([`Respawn`]). [`Channel::open`] makes one.
+//! session id the next turn resumes ([`Respawn`]). [`Channel::conversation`] makes one.
 //!
 //! [`Session`] is the library's entry point on top of it. It gives every turn the guarantees
 //! `bridge <provider> send` gives: the request is validated and its transport checked, the turn

@@ -951,7 +951,18 @@ enum Delivered {
 /// Runs `turn` (one CLI process for one turn) with `normalizer` to completion, sending its
 /// events (ending with exactly one [`Event::TurnEnd`]) to `ctx.events`.
 pub async fn run_once(turn: ProcessTurn, normalizer: Box<dyn Normalizer>, ctx: TurnContext) {
-    let mut engine = LineEngine::new(normalizer, turn.responder, turn.interrupt_payload);
+    let mut engine = LineEngine::new(
+        normalizer,
+        turn.responder.clone(),
+        turn.interrupt_payload.clone(),
+    );
+    run_engine_once(turn, &mut engine, ctx).await;
+}
+
+/// Runs `turn` with an engine of its own (one that does more than a pure normalizer, such as
+/// reading a file the CLI writes next to its stdout); `turn`'s responder and interrupt are the
+/// engine's business then.
+pub async fn run_engine_once(turn: ProcessTurn, engine: &mut dyn Engine, ctx: TurnContext) {
     let mut process = match Process::spawn(&turn.provider, &turn.command, &ctx) {
         Ok(process) => process,
         Err(info) => {
@@ -969,11 +980,11 @@ pub async fn run_once(turn: ProcessTurn, normalizer: Box<dyn Normalizer>, ctx: T
         process.write(payload).await;
         process.close_stdin().await;
         process
-            .run_turn(&mut engine, &ctx, Vec::new(), Lifetime::PerTurn)
+            .run_turn(engine, &ctx, Vec::new(), Lifetime::PerTurn)
             .await;
     } else {
         process
-            .run_turn(&mut engine, &ctx, payload, Lifetime::PerTurn)
+            .run_turn(engine, &ctx, payload, Lifetime::PerTurn)
             .await;
     }
 }

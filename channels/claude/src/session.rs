@@ -228,10 +228,11 @@ impl ClaudeConversation {
             .await;
             self.process = None;
         }
-        if self.process.is_some() && !self.apply_changes(&request, &ctx).await {
-            if let Some(mut process) = self.process.take() {
-                process.shutdown(ctx.limits).await;
-            }
+        if self.process.is_some()
+            && !self.apply_changes(&request, &ctx).await
+            && let Some(mut process) = self.process.take()
+        {
+            process.shutdown(ctx.limits).await;
         }
         if self.process.is_none()
             && let Err(info) = self.start(&request, &ctx).await

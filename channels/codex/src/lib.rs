@@ -518,11 +518,13 @@ impl Channel for CodexChannel {
                 CodexNormalizer::new()
             }
             .with_id_prefix(turn_tag());
-            let normalizer: Box<dyn bridge_core::turn::Normalizer> = match codex_home() {
-                Some(home) => Box::new(RolloutReader::new(inner, home, launch.resumed)),
-                None => Box::new(inner),
-            };
-            run_once(launch.turn, normalizer, ctx).await;
+            match codex_home() {
+                Some(home) => {
+                    let mut engine = RolloutReader::new(inner, home, launch.resumed);
+                    bridge_core::session::run_engine_once(launch.turn, &mut engine, ctx).await;
+                }
+                None => run_once(launch.turn, Box::new(inner), ctx).await,
+            }
             drop(images);
         })
     }

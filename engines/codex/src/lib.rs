@@ -26,6 +26,7 @@ pub use normalize::CodexNormalizer;
 use std::path::PathBuf;
 
 use bridge_core::event::Event;
+use bridge_core::session::{Engine, EngineIo};
 use bridge_core::turn::Normalizer;
 
 use crate::rollout::RolloutFollower;
@@ -39,8 +40,8 @@ const MAX_OPEN_ATTEMPTS: u32 = 64;
 /// Before each stdout line (and at the end of the stream) it reads what the rollout gained
 /// ([`RolloutFollower`]) and pushes those lines into the normalizer
 /// ([`CodexNormalizer::rollout_line`]); after each line it looks for the file once the thread
-/// id is known. The normalizer itself does no I/O. This reads in the [`Normalizer`] callbacks
-/// only because they are the process runner's one per-line hook.
+/// id is known. The normalizer itself does no I/O: this is the engine (a
+/// [`bridge_core::session::Engine`] on the session runner) that does it.
 #[derive(Debug)]
 pub struct RolloutReader {
     inner: CodexNormalizer,
@@ -89,19 +90,29 @@ impl RolloutReader {
     }
 }
 
-impl Normalizer for RolloutReader {
-    fn line(&mut self, line: &str, out: &mut Vec<Event>) {
+impl Engine for RolloutReader {
+    fn stdout_line(&mut self, line: &str, io: &mut EngineIo) {
+        let out = io.events();
         self.drain(false, out);
         self.inner.line(line, out);
         self.try_open(out);
+    }
+
+    fn stderr_line(&mut self, line: &str, io: &mut EngineIo) {
+        self.inner.stderr_line(line, io.events());
     }
 
     fn session_id(&self) -> Option<String> {
         self.inner.session_id()
     }
 
-    fn finish(&mut self, exit: Option<&std::process::ExitStatus>, out: &mut Vec<Event>) {
+    fn finish(&mut self, exit: Option<&std::process::ExitStatus>, io: &mut EngineIo) {
+        let out = io.events();
         self.drain(false, out);
         self.inner.finish(exit, out);
+    }
+
+    fn turn_complete(&self) -> bool {
+        self.inner.turn_complete()
     }
 }
