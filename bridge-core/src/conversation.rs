@@ -39,7 +39,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::channel::Channel;
-use crate::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind, StopReason, TurnEnd};
+use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd};
 use crate::permission::PermissionBroker;
 use crate::record::Recording;
 use crate::redact::{Redactor, SplitSecretGuard};
@@ -443,13 +443,8 @@ async fn run_turn(
                 .unwrap_or_else(|| Box::new(Respawn::new(Arc::clone(channel), channel.resumes())));
             if options.announce_continuity {
                 let how = conversation.continuity();
-                out.send(Event::Status(Status {
-                    kind: StatusKind::Other,
-                    message: format!("conversation: {}", how.as_str()),
-                    attempt: None,
-                    max_attempts: None,
-                }))
-                .await;
+                out.send(Event::status(format!("conversation: {}", how.as_str())))
+                    .await;
             }
             state.conversation.insert(conversation)
         }

@@ -392,6 +392,16 @@ impl Event {
         Event::Error(ErrorInfo::new(code, message))
     }
 
+    /// Shorthand for an [`Event::Status`] of kind [`StatusKind::Other`] (no retry counts).
+    pub fn status(message: impl Into<String>) -> Event {
+        Event::Status(Status {
+            kind: StatusKind::Other,
+            message: message.into(),
+            attempt: None,
+            max_attempts: None,
+        })
+    }
+
     /// Shorthand for an [`Event::Warning`].
     pub fn warning(code: impl Into<String>, message: impl Into<String>) -> Event {
         Event::Warning {

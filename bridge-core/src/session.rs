@@ -529,25 +529,22 @@ impl Process {
                 self.verdict_at_exit(engine, ctx, matches!(stop, Stop::Stayed), interrupting)
                     .await
             }
-            Stop::Idle => {
+            Stop::Idle | Stop::Wall => {
                 self.kill(limits).await;
                 self.cut_short(engine, ctx).await;
-                let message = format!(
-                    "{provider} printed nothing for {} s (idle deadline); stopped it",
-                    limits.idle.as_secs()
-                );
-                self.failure(ctx, ErrorCode::IdleTimeout, message, session_id.clone())
-                    .await
-            }
-            Stop::Wall => {
-                self.kill(limits).await;
-                self.cut_short(engine, ctx).await;
-                let message = format!(
-                    "{provider} ran longer than {} s (wall-clock deadline); stopped it",
-                    limits.wall.as_secs()
-                );
-                self.failure(ctx, ErrorCode::WallTimeout, message, session_id.clone())
-                    .await
+                let (code, message) = if matches!(stop, Stop::Idle) {
+                    let secs = limits.idle.as_secs();
+                    let message =
+                        format!("{provider} printed nothing for {secs} s (idle deadline); stopped it");
+                    (ErrorCode::IdleTimeout, message)
+                } else {
+                    let secs = limits.wall.as_secs();
+                    let message = format!(
+                        "{provider} ran longer than {secs} s (wall-clock deadline); stopped it"
+                    );
+                    (ErrorCode::WallTimeout, message)
+                };
+                self.failure(ctx, code, message, session_id.clone()).await
             }
             Stop::Interrupted => {
                 self.kill(limits).await;

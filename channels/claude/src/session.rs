@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bridge_core::conversation::{Continuity, Conversation};
-use bridge_core::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind};
+use bridge_core::event::{ErrorCode, ErrorInfo, Event};
 use bridge_core::request::Request;
 use bridge_core::session::{Engine, EngineIo, Lifetime, LineEngine, Process};
 use bridge_core::turn::{TurnContext, TurnLimits};
@@ -51,15 +51,6 @@ impl ClaudeConversation {
     pub fn new() -> Self {
         ClaudeConversation::default()
     }
-}
-
-fn status(message: String) -> Event {
-    Event::Status(Status {
-        kind: StatusKind::Other,
-        message,
-        attempt: None,
-        max_attempts: None,
-    })
 }
 
 fn mode_of(request: &Request) -> PermissionMode {
@@ -138,7 +129,7 @@ impl ClaudeConversation {
             claude_mode::to_provider(mode) == claude_mode::ClaudeMode::BypassPermissions
         };
         if bypass(running.mode) != bypass(wanted.mode) {
-            ctx.emit(status(format!(
+            ctx.emit(Event::status(format!(
                 "restarting Claude Code with --resume to change the permission mode from {} to {}: bypassPermissions is a launch flag it cannot change live",
                 running.mode.as_str(),
                 wanted.mode.as_str()
@@ -151,11 +142,11 @@ impl ClaudeConversation {
             let request = json!({"subtype": "set_permission_mode", "mode": mode});
             match self.control(ctx, request).await {
                 Ok(()) => {
-                    ctx.emit(status(format!("permission mode is now {mode}")))
+                    ctx.emit(Event::status(format!("permission mode is now {mode}")))
                         .await;
                 }
                 Err(why) => {
-                    ctx.emit(status(format!(
+                    ctx.emit(Event::status(format!(
                         "Claude Code did not take permission mode {mode} live ({why}); restarting it with --resume"
                     )))
                     .await;
@@ -167,9 +158,9 @@ impl ClaudeConversation {
             let model = wanted.model.clone().unwrap_or_else(|| "default".into());
             let request = json!({"subtype": "set_model", "model": model});
             match self.control(ctx, request).await {
-                Ok(()) => ctx.emit(status(format!("model is now {model}"))).await,
+                Ok(()) => ctx.emit(Event::status(format!("model is now {model}"))).await,
                 Err(why) => {
-                    ctx.emit(status(format!(
+                    ctx.emit(Event::status(format!(
                         "Claude Code did not take model {model} live ({why}); restarting it with --resume"
                     )))
                     .await;
@@ -218,7 +209,7 @@ impl ClaudeConversation {
                 .exit_description()
                 .unwrap_or_else(|| "stopped".into());
             let pid = process.pid().unwrap_or_default();
-            ctx.emit(status(format!(
+            ctx.emit(Event::status(format!(
                 "Claude Code (pid {pid}) exited between turns ({how}); restarting it{}",
                 self.session_id
                     .as_ref()

@@ -23,7 +23,7 @@
 
 use std::process::ExitStatus;
 
-use bridge_core::event::{Event, Status, StatusKind, StopReason, ToolKind, ToolResult, ToolUse};
+use bridge_core::event::{Event, StopReason, ToolKind, ToolResult, ToolUse};
 use bridge_core::normalize::{
     ExitTurn, SnapshotDelta, SnapshotStep, UnparsedLines, json_object, str_at,
 };
@@ -251,14 +251,9 @@ impl Normalizer for KimiNormalizer {
                     });
                 } else if let Some(title) = str_at(&value, "title") {
                     let body = str_at(&value, "body").unwrap_or("");
-                    out.push(Event::Status(Status {
-                        kind: StatusKind::Other,
-                        message: format!("{title}: {body}")
-                            .trim_end_matches(": ")
-                            .to_string(),
-                        attempt: None,
-                        max_attempts: None,
-                    }));
+                    out.push(Event::status(
+                        format!("{title}: {body}").trim_end_matches(": "),
+                    ));
                 }
             }
         }

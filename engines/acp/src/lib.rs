@@ -495,15 +495,6 @@ async fn locate(provider: &'static AcpProvider, ctx: &TurnContext) -> Result<Pat
     Ok(resolved.path)
 }
 
-fn status(message: String) -> Event {
-    Event::Status(bridge_core::event::Status {
-        kind: bridge_core::event::StatusKind::Other,
-        message,
-        attempt: None,
-        max_attempts: None,
-    })
-}
-
 /// A warm ACP conversation: one agent process and one ACP session for every turn
 /// (`session/prompt` again); the permission mode and the model change through the session's
 /// own methods; an agent that died between turns is restarted and resumes the session.
@@ -536,7 +527,7 @@ impl AcpConversation {
             && !session.is_alive()
         {
             let pid = session.pid().unwrap_or_default();
-            ctx.emit(status(format!(
+            ctx.emit(Event::status(format!(
                 "{} (pid {pid}) exited between turns; restarting it and resuming session {}",
                 provider.probe.display_name,
                 self.session_id.clone().unwrap_or_default()
@@ -552,7 +543,7 @@ impl AcpConversation {
                     .iter()
                     .any(|(m, _, _)| *m == session.mode());
             if env_bound {
-                ctx.emit(status(format!(
+                ctx.emit(Event::status(format!(
                     "restarting {} to change the permission mode to {}: it takes that mode from its environment",
                     provider.probe.display_name,
                     mode.as_str()

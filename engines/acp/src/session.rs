@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use bridge_core::event::{ErrorCode, ErrorInfo, Event, Status, StatusKind};
+use bridge_core::event::{ErrorCode, ErrorInfo, Event};
 use bridge_core::normalize::{fail_turn, str_at};
 use bridge_core::permission::{PermissionRequest, Resolution};
 use bridge_core::process::CommandSpec;
@@ -493,7 +493,7 @@ impl AcpSession {
             self.engine.mode = mode;
             self.apply_mode(ctx, &offer).await?;
             let message = format!("permission mode is now {}", mode.as_str());
-            self.warn_status(ctx, message).await?;
+            self.status(ctx, message).await?;
         }
         if model.is_some() && model != self.config.model {
             self.config.model = model;
@@ -502,18 +502,12 @@ impl AcpSession {
         Ok(())
     }
 
-    async fn warn_status(
+    async fn status(
         &self,
         ctx: &TurnContext,
         message: String,
     ) -> Result<(), Option<ErrorInfo>> {
-        let status = Event::Status(Status {
-            kind: StatusKind::Other,
-            message,
-            attempt: None,
-            max_attempts: None,
-        });
-        if ctx.emit(status).await {
+        if ctx.emit(Event::status(message)).await {
             Ok(())
         } else {
             Err(None)
@@ -779,12 +773,7 @@ impl AcpSession {
                 self.engine.replayed
             ),
         };
-        events.push(Event::Status(Status {
-            kind: StatusKind::Other,
-            message,
-            attempt: None,
-            max_attempts: None,
-        }));
+        events.push(Event::status(message));
         for event in events {
             if !ctx.emit(event).await {
                 return Err(None);

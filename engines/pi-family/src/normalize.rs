@@ -364,12 +364,7 @@ impl Normalizer for PiNormalizer {
                 self.turn.error(error.to_string());
             }
             Some("compaction_start") | Some("auto_compaction_start") => {
-                out.push(Event::Status(Status {
-                    kind: StatusKind::Other,
-                    message: "Compacting the conversation".into(),
-                    attempt: None,
-                    max_attempts: None,
-                }));
+                out.push(Event::status("Compacting the conversation"));
             }
             _ => {}
         }
