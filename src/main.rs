@@ -218,14 +218,7 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
         }
         Ok(Request::from_prompt(cli.prompt.join(" ")))
     };
-    let request = request.map(|mut request| {
-        request.model = request.model.or(cli.model.clone());
-        request.session_id = request.session_id.or(cli.session_id.clone());
-        request.cwd = request.cwd.or(cli.cwd.clone().map(Into::into));
-        request.permission_mode = request.permission_mode.or(cli.permission_mode.clone());
-        request.transport = request.transport.or(cli.transport.clone());
-        request
-    });
+    let request = request.map(|request| with_defaults(&cli, request, true));
 
     let mut redactor = base_redactor();
     if let Ok(request) = &request
@@ -306,6 +299,19 @@ pub(crate) fn output_format(cli: &Cli) -> OutputFormat {
         None if std::io::stdout().is_terminal() => OutputFormat::Text,
         None => OutputFormat::Wire(Format::Markers),
     }
+}
+
+/// `request` with the fields it does not set taken from the command line (`--session` only
+/// when `with_session`: in a session it applies to the first turn alone).
+pub(crate) fn with_defaults(cli: &Cli, mut request: Request, with_session: bool) -> Request {
+    request.model = request.model.or(cli.model.clone());
+    if with_session {
+        request.session_id = request.session_id.or(cli.session_id.clone());
+    }
+    request.cwd = request.cwd.or(cli.cwd.clone().map(Into::into));
+    request.permission_mode = request.permission_mode.or(cli.permission_mode.clone());
+    request.transport = request.transport.or(cli.transport.clone());
+    request
 }
 
 /// The secrets of this run's environment (relay keys included); request keys are added per

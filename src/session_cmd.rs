@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     Cli, OutputFormat, answer_typed, base_redactor, install_signal_handlers, output_format,
-    turn_limits,
+    turn_limits, with_defaults,
 };
 
 /// A turn asked for: its events, and the token that interrupts it.
@@ -42,15 +42,6 @@ struct Queued {
     cancel: CancellationToken,
     /// `"streaming": false` in its request (markers: whole blocks instead of deltas).
     streaming: bool,
-}
-
-/// Fills the fields the request does not set from the command line.
-fn with_defaults(cli: &Cli, mut request: Request) -> Request {
-    request.model = request.model.or(cli.model.clone());
-    request.cwd = request.cwd.or(cli.cwd.clone().map(Into::into));
-    request.permission_mode = request.permission_mode.or(cli.permission_mode.clone());
-    request.transport = request.transport.or(cli.transport.clone());
-    request
 }
 
 /// Runs the session until stdin ends (or `/exit`, or a signal).
@@ -92,7 +83,6 @@ pub(crate) async fn run(cli: Cli, channel: Arc<dyn bridge::core::Channel>) -> Ex
     // The running turn's interrupt token (an `interrupt` line or a signal cancels it).
     let current: Arc<Mutex<Option<CancellationToken>>> = Arc::default();
     let (queue, mut turns) = mpsc::unbounded_channel::<Queued>();
-    let first_session_id = cli.session_id.clone();
     {
         let session = Arc::clone(&session);
         let current = Arc::clone(&current);
@@ -137,13 +127,7 @@ pub(crate) async fn run(cli: Cli, channel: Arc<dyn bridge::core::Channel>) -> Ex
                         Line::Request(request) => *request,
                     }
                 };
-                let request = request.map(|request| {
-                    let mut request = with_defaults(&cli_defaults, request);
-                    if first {
-                        request.session_id = request.session_id.or(first_session_id.clone());
-                    }
-                    request
-                });
+                let request = request.map(|request| with_defaults(&cli_defaults, request, first));
                 first = false;
                 let streaming = request
                     .as_ref()

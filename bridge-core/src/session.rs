@@ -320,8 +320,10 @@ pub struct Process {
     /// Stopped by the runner (deadline, interrupt kill, shutdown): not usable any more.
     stopped: bool,
     pending: HashMap<String, Pending>,
-    decided_tx: mpsc::Sender<(PermissionRequest, Resolution)>,
-    decided_rx: mpsc::Receiver<(PermissionRequest, Resolution)>,
+    /// Decisions come back here (unbounded: the loop that drains it is the one that would wait
+    /// on a full queue; there is one entry per permission request at most).
+    decided_tx: mpsc::UnboundedSender<(PermissionRequest, Resolution)>,
+    decided_rx: mpsc::UnboundedReceiver<(PermissionRequest, Resolution)>,
 }
 
 impl std::fmt::Debug for Process {
@@ -371,7 +373,7 @@ impl Process {
             ));
         };
         let stderr_activity = child.stderr_activity();
-        let (decided_tx, decided_rx) = mpsc::channel(16);
+        let (decided_tx, decided_rx) = mpsc::unbounded_channel();
         Ok(Process {
             provider: provider.to_string(),
             stdout: LineReader::new(stdout, ctx.limits.max_line_bytes),
@@ -534,8 +536,9 @@ impl Process {
                 self.cut_short(engine, ctx).await;
                 let (code, message) = if matches!(stop, Stop::Idle) {
                     let secs = limits.idle.as_secs();
-                    let message =
-                        format!("{provider} printed nothing for {secs} s (idle deadline); stopped it");
+                    let message = format!(
+                        "{provider} printed nothing for {secs} s (idle deadline); stopped it"
+                    );
                     (ErrorCode::IdleTimeout, message)
                 } else {
                     let secs = limits.wall.as_secs();
@@ -882,7 +885,7 @@ impl Process {
             return;
         }
         if let Some(resolution) = engine.policy(&request) {
-            let _ = self.decided_tx.send((request.clone(), resolution)).await;
+            let _ = self.decided_tx.send((request.clone(), resolution));
             let pending = Pending {
                 request,
                 abort: None,
@@ -896,7 +899,7 @@ impl Process {
         let asked = request.clone();
         let task = tokio::spawn(async move {
             let resolution = broker.ask(&asked).await;
-            let _ = tx.send((asked, resolution)).await;
+            let _ = tx.send((asked, resolution));
         });
         self.pending.insert(
             request.request_id.clone(),

@@ -145,6 +145,23 @@ pub fn build_turn(
     program: PathBuf,
     request: &Request,
 ) -> Result<(ProcessTurn, Vec<Event>), String> {
+    let (command, warnings) = build_command(program, request);
+    let mode = RequestedMode::from_option(request.permission_mode.as_deref()).mode;
+    let turn = ProcessTurn {
+        provider: ID.into(),
+        command,
+        stdin_payload: user_message(request)?.into_bytes(),
+        close_stdin: CloseStdin::AfterTurnEnd,
+        interrupt_payload: Some(INTERRUPT_REQUEST.as_bytes().to_vec()),
+        responder: Some(std::sync::Arc::new(approvals::ClaudeResponder::new(mode))),
+    };
+    Ok((turn, warnings))
+}
+
+/// The `claude -p` stream-json command for `request` (flags, environment, working directory;
+/// stdin piped), plus warnings about what could not be honoured exactly. The prompt is not in
+/// it: it goes to stdin ([`user_message`]), once per turn.
+pub fn build_command(program: PathBuf, request: &Request) -> (CommandSpec, Vec<Event>) {
     let mut warnings = Vec::new();
     let mut command = CommandSpec::new(program);
     for arg in [
@@ -206,17 +223,7 @@ pub fn build_turn(
     );
     command.cwd = request.cwd.clone();
     command.stdin = StdinMode::Piped;
-    let turn = ProcessTurn {
-        provider: ID.into(),
-        command,
-        stdin_payload: user_message(request)?.into_bytes(),
-        close_stdin: CloseStdin::AfterTurnEnd,
-        interrupt_payload: Some(INTERRUPT_REQUEST.as_bytes().to_vec()),
-        responder: Some(std::sync::Arc::new(approvals::ClaudeResponder::new(
-            requested.mode,
-        ))),
-    };
-    Ok((turn, warnings))
+    (command, warnings)
 }
 
 /// How the bridge runs `claude -p` for a turn: bridge-one-shot's process-per-turn engine (locate

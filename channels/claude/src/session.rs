@@ -25,7 +25,7 @@ use futures_util::future::BoxFuture;
 use permission_mapper::{PermissionMode, RequestedMode, claude as claude_mode};
 use serde_json::{Value, json};
 
-use crate::{ClaudeNormalizer, ID, INTERRUPT_REQUEST, approvals, build_turn, user_message};
+use crate::{ClaudeNormalizer, ID, INTERRUPT_REQUEST, approvals, build_command, user_message};
 
 /// How long the CLI gets to confirm a control request between turns.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -158,7 +158,10 @@ impl ClaudeConversation {
             let model = wanted.model.clone().unwrap_or_else(|| "default".into());
             let request = json!({"subtype": "set_model", "model": model});
             match self.control(ctx, request).await {
-                Ok(()) => ctx.emit(Event::status(format!("model is now {model}"))).await,
+                Ok(()) => {
+                    ctx.emit(Event::status(format!("model is now {model}")))
+                        .await
+                }
                 Err(why) => {
                     ctx.emit(Event::status(format!(
                         "Claude Code did not take model {model} live ({why}); restarting it with --resume"
@@ -185,12 +188,11 @@ impl ClaudeConversation {
         let mut request = request.clone();
         request.session_id = self.session_id.clone().or(request.session_id);
         let program: PathBuf = located.resolved.path;
-        let (turn, warnings) = build_turn(program, &request)
-            .map_err(|message| ErrorInfo::new(ErrorCode::InvalidRequest, message))?;
+        let (command, warnings) = build_command(program, &request);
         for warning in warnings {
             ctx.emit(warning).await;
         }
-        self.process = Some(Process::spawn(ID, &turn.command, ctx)?);
+        self.process = Some(Process::spawn(ID, &command, ctx)?);
         self.running = Some(Running {
             mode: mode_of(&request),
             model: request.model.clone(),

@@ -359,63 +359,81 @@ pub async fn run_turn(
     request: Request,
     ctx: TurnContext,
 ) {
-    if let (Some(id), Some(reason)) = (&request.session_id, provider.resume_broken) {
-        let info = ErrorInfo::new(
-            ErrorCode::Provider,
-            format!(
-                "{} cannot resume session {id} over ACP: {reason}",
-                provider.probe.display_name
-            ),
-        );
-        ctx.fail(info, Some(id.clone())).await;
-        return;
+    if let Some(info) = resume_refused(provider, &request) {
+        return ctx.fail(info, request.session_id.clone()).await;
     }
     run_launch(launch(provider, program, &request), request, ctx).await;
+}
+
+/// A resume the provider cannot do over ACP ([`AcpProvider::resume_broken`]), refused before
+/// anything is spawned that could damage the saved conversation.
+fn resume_refused(provider: &AcpProvider, request: &Request) -> Option<ErrorInfo> {
+    let (id, reason) = (request.session_id.as_ref()?, provider.resume_broken?);
+    Some(ErrorInfo::new(
+        ErrorCode::Provider,
+        format!(
+            "{} cannot resume session {id} over ACP: {reason}",
+            provider.probe.display_name
+        ),
+    ))
 }
 
 /// Runs one turn from a prepared [`Launch`] (what [`run_turn`] does after [`launch`]; tests and
 /// embedders use it to adjust the process or the deadlines first).
 pub async fn run_launch(launch: Launch, request: Request, ctx: TurnContext) {
+    let Some(mut session) = start_session(launch, request.session_id.clone(), &ctx).await else {
+        return;
+    };
+    if prompt_turn(&mut session, &request, &ctx).await {
+        session.shutdown(&ctx).await;
+    } else {
+        session.terminate(&ctx).await;
+    }
+}
+
+/// Emits the launch's warnings and starts the agent; when that fails, ends the turn (as failed,
+/// or as interrupted) and returns `None`.
+async fn start_session(
+    launch: Launch,
+    session_id: Option<String>,
+    ctx: &TurnContext,
+) -> Option<AcpSession> {
     for warning in launch.warnings {
         if !ctx.emit(warning).await {
-            return;
+            return None;
         }
     }
-    let session = match AcpSession::start(&launch.command, launch.config, &ctx).await {
-        Ok(session) => session,
+    match AcpSession::start(&launch.command, launch.config, ctx).await {
+        Ok(session) => Some(session),
         Err(Some(info)) => {
-            ctx.fail(info, request.session_id.clone()).await;
-            return;
+            ctx.fail(info, session_id).await;
+            None
         }
         Err(None) => {
             if ctx.cancel.is_cancelled() {
-                ctx.emit(Event::TurnEnd(bridge_core::turn::interrupted_end(
-                    request.session_id.clone(),
-                )))
-                .await;
+                let end = bridge_core::turn::interrupted_end(session_id);
+                ctx.emit(Event::TurnEnd(end)).await;
             }
-            return;
+            None
         }
-    };
-    let (prompt, warnings) = match prompt_blocks(&request, session.agent()) {
+    }
+}
+
+/// One prompt of `request` on `session` (its content blocks as the agent can take them).
+/// Returns whether the session can take another prompt.
+async fn prompt_turn(session: &mut AcpSession, request: &Request, ctx: &TurnContext) -> bool {
+    let (prompt, warnings) = match prompt_blocks(request, session.agent()) {
         Ok(built) => built,
         Err(message) => {
-            let id = session.session_id().to_string();
-            session.terminate(&ctx).await;
             let info = ErrorInfo::new(ErrorCode::InvalidRequest, message);
-            ctx.fail(info, Some(id)).await;
-            return;
+            ctx.fail(info, Some(session.session_id().to_string())).await;
+            return true;
         }
     };
     for warning in warnings {
         ctx.emit(warning).await;
     }
-    let mut session = session;
-    if session.prompt(prompt, &ctx).await {
-        session.shutdown(&ctx).await;
-    } else {
-        session.terminate(&ctx).await;
-    }
+    session.prompt(prompt, ctx).await
 }
 
 /// A [`Channel`] for one ACP provider.
@@ -568,52 +586,20 @@ impl AcpConversation {
             };
             let mut first = request.clone();
             first.session_id.clone_from(&self.session_id);
-            if let (Some(id), Some(reason)) = (&first.session_id, provider.resume_broken) {
-                let info = ErrorInfo::new(
-                    ErrorCode::Provider,
-                    format!(
-                        "{} cannot resume session {id} over ACP: {reason}",
-                        provider.probe.display_name
-                    ),
-                );
-                return ctx.fail(info, Some(id.clone())).await;
+            if let Some(info) = resume_refused(provider, &first) {
+                return ctx.fail(info, first.session_id).await;
             }
             let launch = launch(provider, program, &first);
-            for warning in launch.warnings {
-                ctx.emit(warning).await;
-            }
-            match AcpSession::start(&launch.command, launch.config, &ctx).await {
-                Ok(session) => {
-                    self.model.clone_from(&request.model);
-                    self.session_id = Some(session.session_id().to_string());
-                    self.session = Some(session);
-                }
-                Err(Some(info)) => return ctx.fail(info, self.session_id.clone()).await,
-                Err(None) => {
-                    if ctx.cancel.is_cancelled() {
-                        ctx.emit(Event::TurnEnd(bridge_core::turn::interrupted_end(
-                            self.session_id.clone(),
-                        )))
-                        .await;
-                    }
-                    return;
-                }
-            }
+            let session = start_session(launch, self.session_id.clone(), &ctx).await;
+            let Some(session) = session else { return };
+            self.model.clone_from(&request.model);
+            self.session_id = Some(session.session_id().to_string());
+            self.session = Some(session);
         }
         let Some(session) = self.session.as_mut() else {
             return;
         };
-        let (prompt, warnings) = match prompt_blocks(&request, session.agent()) {
-            Ok(built) => built,
-            Err(message) => {
-                let info = ErrorInfo::new(ErrorCode::InvalidRequest, message);
-                return ctx.fail(info, self.session_id.clone()).await;
-            }
-        };
-        for warning in warnings {
-            ctx.emit(warning).await;
-        }
-        if !session.prompt(prompt, &ctx).await
+        if !prompt_turn(session, &request, &ctx).await
             && let Some(session) = self.session.take()
         {
             session.terminate(&ctx).await;

@@ -502,11 +502,7 @@ impl AcpSession {
         Ok(())
     }
 
-    async fn status(
-        &self,
-        ctx: &TurnContext,
-        message: String,
-    ) -> Result<(), Option<ErrorInfo>> {
+    async fn status(&self, ctx: &TurnContext, message: String) -> Result<(), Option<ErrorInfo>> {
         if ctx.emit(Event::status(message)).await {
             Ok(())
         } else {
