@@ -2709,3 +2709,332 @@ fn an_unknown_transport_is_rejected_naming_the_choices() {
         );
     }
 }
+
+// =============================================================================================
+// Sessions: `bridge <provider> session`, many turns in one bridge process
+// =============================================================================================
+
+/// Whether the engine keeps one CLI process for a whole session (else one per turn, resumed).
+fn warm(engine: &Engine) -> bool {
+    matches!(engine.provider, "claude" | "copilot")
+}
+
+/// A `bridge <provider> session --format jsonl` over a fake running the `session` scenario.
+struct Chat {
+    running: Running,
+}
+
+impl Chat {
+    fn start(fake: &Fake) -> Chat {
+        let cmd = fake.bridge(&[fake.engine.provider, "session", "--format", "jsonl"]);
+        Chat {
+            running: Running::spawn(cmd, Input::OpenSilent),
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        self.running.write_stdin(format!("{line}\n").as_bytes());
+    }
+
+    /// Reads the events of one turn up to its `turn_end`; `on_event` sees each one.
+    fn read_turn(&mut self, mut on_event: impl FnMut(&Value, &mut Running)) -> Vec<Value> {
+        let mut events = Vec::new();
+        loop {
+            let line = self
+                .running
+                .next_line(SECS(120))
+                .unwrap_or_else(|| panic!("the turn never ended; so far: {events:?}"));
+            let event: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("JSONL {line:?}: {e}"));
+            on_event(&event, &mut self.running);
+            let end = event["type"] == "turn_end";
+            events.push(event);
+            if end {
+                assert_eq!(events[0]["type"], "turn_start", "{events:?}");
+                return events;
+            }
+        }
+    }
+
+    fn turn(&mut self, message: &str) -> Vec<Value> {
+        self.send(&request(message));
+        self.read_turn(|_, _| ())
+    }
+}
+
+fn turn_end(events: &[Value]) -> &Value {
+    events.last().expect("a turn end")
+}
+
+fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// The pids that ran each turn (the fake appends its pid per turn).
+fn turn_pids(fake: &Fake) -> Vec<i32> {
+    std::fs::read_to_string(fake.path("turns"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+#[test]
+fn a_flood_and_a_64_mib_line_in_a_session_keep_memory_bounded_and_the_next_turn_works() {
+    const FLOOD: u64 = 200_000;
+    for engine in engines() {
+        let fake = Fake::new(engine, "session").var("FAKE_N", FLOOD);
+        let mut chat = Chat::start(&fake);
+        let first = chat.turn("TURN-OK first");
+        assert_eq!(turn_end(&first)["success"], true, "{first:?}");
+        let rss_after_one = chat.running.rss_kib().unwrap_or_default();
+
+        let flood = chat.turn("TURN-FLOOD second");
+        assert_eq!(turn_end(&flood)["success"], true, "{}", engine.name);
+        let pieces: Vec<&str> = of_kind(&flood, engine.text_event)
+            .iter()
+            .filter_map(|e| e["text"].as_str())
+            .filter(|t| t.starts_with('d'))
+            .collect();
+        assert_eq!(
+            pieces.len() as u64,
+            FLOOD,
+            "{}: every delta arrives",
+            engine.name
+        );
+        assert!(
+            pieces
+                .iter()
+                .enumerate()
+                .all(|(i, t)| *t == format!("d{};", i + 1)),
+            "{}: in order",
+            engine.name
+        );
+        let rss_after_flood = chat.running.rss_kib().unwrap_or_default();
+
+        let long = chat.turn("TURN-LONG third");
+        assert_eq!(turn_end(&long)["success"], true, "{long:?}");
+        assert!(
+            of_kind(&long, "warning")
+                .iter()
+                .any(|w| w["code"] == "line_too_long"),
+            "{long:?}"
+        );
+        let after = chat.turn("TURN-OK fourth");
+        assert_eq!(turn_end(&after)["success"], true, "{after:?}");
+        let rss_end = chat.running.rss_kib().unwrap_or_default();
+        let pids = turn_pids(&fake);
+        assert_eq!(pids.len(), 4, "{}: {pids:?}", engine.name);
+        if warm(engine) {
+            assert!(
+                pids.iter().all(|p| *p == pids[0]),
+                "{}: one process {pids:?}",
+                engine.name
+            );
+        }
+        chat.running.close_stdin();
+        let out = chat.running.finish(SECS(60));
+        assert_eq!(out.code(), Some(0), "{}", out.stderr);
+        figure(
+            &format!(
+                "{}: session RSS after turn 1 / the flood / the 64 MiB line turn",
+                engine.name
+            ),
+            format!(
+                "{rss_after_one} / {rss_after_flood} / {rss_end} KiB, peak {} KiB",
+                out.hwm_kib
+            ),
+        );
+        // The line cap is 16 MiB: the bridge may buffer up to that, never the whole line,
+        // and a flood of 200,000 lines leaves nothing behind.
+        assert!(
+            out.hwm_kib < 48 * 1024,
+            "{}: peak {} KiB",
+            engine.name,
+            out.hwm_kib
+        );
+        assert!(
+            rss_after_flood < rss_after_one + 8 * 1024,
+            "{}: {rss_after_one} → {rss_after_flood} KiB",
+            engine.name
+        );
+        assert!(
+            fake.await_no_leftovers(SECS(10)).is_empty(),
+            "{}",
+            engine.name
+        );
+    }
+}
+
+#[test]
+fn a_cli_that_dies_during_a_session_turn_fails_that_turn_and_the_next_resumes() {
+    for engine in engines() {
+        let fake = Fake::new(engine, "session");
+        let mut chat = Chat::start(&fake);
+        let first = chat.turn("TURN-OK first");
+        assert_eq!(turn_end(&first)["success"], true, "{first:?}");
+        let dead = chat.turn("TURN-DIE second");
+        assert_eq!(
+            turn_end(&dead)["success"],
+            false,
+            "{}: {dead:?}",
+            engine.name
+        );
+        let error = of_kind(&dead, "error").pop().cloned().expect("an error");
+        assert_eq!(error["code"], "exited_early", "{error}");
+        assert!(
+            error["stderr_tail"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("died during the turn"),
+            "{}: {error}",
+            engine.name
+        );
+        let third = chat.turn("TURN-OK third");
+        assert_eq!(
+            turn_end(&third)["success"],
+            true,
+            "{}: {third:?}",
+            engine.name
+        );
+        // The restarted CLI resumes the session: in its argv, or (ACP) with session/load.
+        let resumed_by = if engine.prompt == Prompt::AcpSession {
+            std::fs::read_to_string(fake.path("rpc"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains("\"session/load\"") || l.contains("\"session/resume\""))
+                .collect::<Vec<_>>()
+                .join("\n")
+        } else {
+            fake.argv()
+        };
+        assert!(
+            resumed_by.contains(engine.session_id),
+            "{}: the restarted CLI does not resume the session: {resumed_by}",
+            engine.name
+        );
+        chat.running.close_stdin();
+        assert_eq!(chat.running.finish(SECS(60)).code(), Some(0));
+        assert!(
+            fake.await_no_leftovers(SECS(10)).is_empty(),
+            "{}",
+            engine.name
+        );
+    }
+}
+
+#[test]
+fn a_warm_cli_killed_between_turns_is_restarted_with_resume() {
+    for engine in engines().filter(|e| warm(e)) {
+        let fake = Fake::new(engine, "session");
+        let mut chat = Chat::start(&fake);
+        let first = chat.turn("TURN-OK first");
+        assert_eq!(turn_end(&first)["success"], true, "{first:?}");
+        let leader = turn_pids(&fake)[0];
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe { libc::kill(leader, libc::SIGKILL) };
+        std::thread::sleep(Duration::from_millis(300));
+        let second = chat.turn("TURN-OK second");
+        assert_eq!(
+            turn_end(&second)["success"],
+            true,
+            "{}: {second:?}",
+            engine.name
+        );
+        assert!(
+            of_kind(&second, "status").iter().any(|s| s["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("exited between turns")),
+            "{}: {second:?}",
+            engine.name
+        );
+        let pids = turn_pids(&fake);
+        assert_ne!(pids[1], leader, "{}: a new process", engine.name);
+        chat.running.close_stdin();
+        assert_eq!(chat.running.finish(SECS(60)).code(), Some(0));
+        assert!(
+            fake.await_no_leftovers(SECS(10)).is_empty(),
+            "{}",
+            engine.name
+        );
+    }
+}
+
+#[test]
+fn an_interrupt_in_turn_two_of_three_leaves_turn_three_working() {
+    for engine in engines() {
+        let fake = Fake::new(engine, "session");
+        let mut chat = Chat::start(&fake);
+        let first = chat.turn("TURN-OK first");
+        assert_eq!(turn_end(&first)["success"], true, "{first:?}");
+        chat.send(&request("TURN-WAIT second"));
+        let text_event = engine.text_event;
+        let mut sent = false;
+        let second = chat.read_turn(|event, running| {
+            if !sent && event["type"] == text_event {
+                sent = true;
+                running.write_stdin(b"{\"type\":\"interrupt\"}\n");
+            }
+        });
+        assert_eq!(
+            turn_end(&second)["stop_reason"],
+            "interrupted",
+            "{}: {second:?}",
+            engine.name
+        );
+        let third = chat.turn("TURN-OK third");
+        assert_eq!(
+            turn_end(&third)["success"],
+            true,
+            "{}: {third:?}",
+            engine.name
+        );
+        if warm(engine) {
+            let pids = turn_pids(&fake);
+            assert!(
+                pids.iter().all(|p| *p == pids[0]),
+                "{}: graceful, same process {pids:?}",
+                engine.name
+            );
+        }
+        chat.running.close_stdin();
+        assert_eq!(chat.running.finish(SECS(60)).code(), Some(0));
+        assert!(
+            fake.await_no_leftovers(SECS(10)).is_empty(),
+            "{}",
+            engine.name
+        );
+    }
+}
+
+#[test]
+fn stdin_eof_mid_turn_ends_the_session_after_it_and_leaves_no_process() {
+    for engine in engines() {
+        let fake = Fake::new(engine, "session");
+        let mut chat = Chat::start(&fake);
+        chat.send(&request("TURN-SLOW first"));
+        let text_event = engine.text_event;
+        let mut closed = false;
+        let turn = chat.read_turn(|event, running| {
+            if !closed && event["type"] == text_event {
+                closed = true;
+                running.close_stdin();
+            }
+        });
+        assert!(closed);
+        assert_eq!(
+            turn_end(&turn)["success"],
+            true,
+            "{}: {turn:?}",
+            engine.name
+        );
+        let out = chat.running.finish(SECS(60));
+        assert_eq!(out.code(), Some(0), "{}", out.stderr);
+        assert!(
+            fake.await_no_leftovers(SECS(10)).is_empty(),
+            "{}: nothing left",
+            engine.name
+        );
+    }
+}

@@ -103,4 +103,6 @@ await_stdin_eof() {
   cat > /dev/null
 }
 
+# One process for a whole conversation (the `session` scenario).
+WARM=1
 . "$(dirname "$0")/lib.sh"

@@ -99,6 +99,67 @@ case "${FAKE_SCENARIO:-ok}" in
       sleep 0.1
     done
     ;;
+  session)
+    # A conversation (`bridge <provider> session`): each turn's behaviour is picked by a word in
+    # its prompt. A warm CLI (WARM=1: claude stream-json, ACP) then waits for the next request
+    # on the same stdin; a one-shot CLI exits after its turn. Each turn appends the pid that
+    # ran it to FAKE_DIR/turns.
+    while :; do
+      echo "$$" >> "$FAKE_DIR/turns"
+      emit_init
+      emit_block_start
+      case "$(cat "$FAKE_DIR/request")" in
+        *TURN-FLOOD*)
+          prefix="$(delta_line_prefix)"
+          suffix="$(delta_line_suffix)"
+          seq 1 "${FAKE_N:-100000}" | sed "s|.*|${prefix}d&;${suffix}|"
+          emit_result "flood done"
+          ;;
+        *TURN-LONG*)
+          emit_delta "before "
+          { delta_line_prefix; head -c "${FAKE_BYTES:-67108864}" /dev/zero | tr '\0' x; delta_line_suffix; printf '\n'; }
+          emit_delta "after"
+          emit_result "long line done"
+          ;;
+        *TURN-DIE*)
+          emit_delta "dying"
+          echo "fake-cli: died during the turn" >&2
+          exit 7
+          ;;
+        *TURN-SLOW*)
+          i=1
+          while [ "$i" -le 20 ]; do
+            emit_delta "s$i;"
+            i=$((i + 1))
+            sleep 0.05
+          done
+          emit_result "slow done"
+          ;;
+        *TURN-WAIT*)
+          emit_delta "waiting"
+          interrupted=
+          while IFS= read -r line; do
+            if is_interrupt "$line"; then
+              echo "interrupt" >> "$FAKE_DIR/control"
+              emit_interrupted
+              interrupted=1
+              break
+            fi
+          done
+          # No stdin to be asked on (a one-shot CLI): wait for the signal.
+          [ -n "$interrupted" ] || exec sleep 1000
+          ;;
+        *)
+          emit_delta "turn ok"
+          emit_result "turn ok"
+          ;;
+      esac
+      [ "${WARM:-0}" = 1 ] || exit 0
+      : > "$FAKE_DIR/request"
+      read_request
+      [ -s "$FAKE_DIR/request" ] || exit 0
+    done
+    ;;
   flood)
     emit_init
     emit_block_start
