@@ -225,6 +225,9 @@ pub struct CommandSpec {
     pub env_remove: Vec<OsString>,
     /// Scrubbed variables to keep anyway.
     pub allow_env: Vec<OsString>,
+    /// Start from the bridge's environment (scrubbed); `false` starts from an empty one, with
+    /// only [`CommandSpec::env`] (a probe that passes an explicit environment).
+    pub inherit_env: bool,
     /// stdin connection.
     pub stdin: StdinMode,
     /// Where the child's stdin, stdout and stderr are also recorded (`--record`).
@@ -241,6 +244,7 @@ impl CommandSpec {
             env: Vec::new(),
             env_remove: Vec::new(),
             allow_env: Vec::new(),
+            inherit_env: true,
             stdin: StdinMode::Null,
             record: None,
         }
@@ -364,10 +368,14 @@ impl ChildProcess {
         if let Some(cwd) = &spec.cwd {
             command.current_dir(cwd);
         }
-        for (key, _) in std::env::vars_os() {
-            if spec.is_scrubbed(&key) {
-                command.env_remove(&key);
+        if spec.inherit_env {
+            for (key, _) in std::env::vars_os() {
+                if spec.is_scrubbed(&key) {
+                    command.env_remove(&key);
+                }
             }
+        } else {
+            command.env_clear();
         }
         for (key, value) in &spec.env {
             command.env(key, value);

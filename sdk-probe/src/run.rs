@@ -4,13 +4,13 @@
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use bridge_core::process::is_scrubbed_env;
+use bridge_core::process::{ChildProcess, CommandSpec};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
 
 use crate::env::is_secret_name;
 use crate::version::strip_ansi;
@@ -160,16 +160,18 @@ pub(crate) async fn run_version(
         });
     }
     let command = display_command(path, args);
-    let mut cmd = Command::new(path);
-    cmd.args(args);
+    let mut cmd = CommandSpec::new(path);
+    for arg in args {
+        cmd.arg(arg);
+    }
     child_env(&mut cmd, env, path.parent());
     cmd.env("NO_COLOR", "1").env("NO_UPDATE_NOTIFIER", "1");
     for (k, v) in extra_env {
         cmd.env(k, v);
     }
-    cmd.current_dir(neutral_dir());
+    cmd.cwd = Some(neutral_dir());
 
-    let captured = run_capped(&mut cmd, timeout, OUTPUT_CAP)
+    let captured = run_capped(&cmd, timeout, OUTPUT_CAP)
         .await
         .map_err(|source| ProbeError::Spawn {
             path: path.to_owned(),
@@ -226,11 +228,11 @@ pub async fn login_shell_path(env: &ProbeEnv, timeout: Duration) -> Result<OsStr
     const END: &str = "__SDK_PROBE_PATH_END__";
     let script = format!("printf '%s%s%s' '{START}' \"$PATH\" '{END}'");
     let command = format!("{} -l -c …", shell.display());
-    let mut cmd = Command::new(&shell);
+    let mut cmd = CommandSpec::new(&shell);
     cmd.arg("-l").arg("-c").arg(script);
     child_env(&mut cmd, env, None);
-    cmd.current_dir(env.home().unwrap_or(Path::new("/")));
-    let captured = run_capped(&mut cmd, timeout, OUTPUT_CAP)
+    cmd.cwd = Some(env.home().unwrap_or(Path::new("/")).to_owned());
+    let captured = run_capped(&cmd, timeout, OUTPUT_CAP)
         .await
         .map_err(|source| ProbeError::Spawn {
             path: shell.clone(),
@@ -278,8 +280,8 @@ fn neutral_dir() -> PathBuf {
 /// env_clear + the env's vars minus secrets and the bridge's scrub list
 /// ([`bridge_core::process::is_scrubbed_env`]: loader hooks, `npm_*`, …); `prepend` goes first
 /// on PATH.
-fn child_env(cmd: &mut Command, env: &ProbeEnv, prepend: Option<&Path>) {
-    cmd.env_clear();
+fn child_env(cmd: &mut CommandSpec, env: &ProbeEnv, prepend: Option<&Path>) {
+    cmd.inherit_env = false;
     for (k, v) in env.vars() {
         let Some(name) = k.to_str() else { continue };
         let upper = name.to_ascii_uppercase();
@@ -344,52 +346,41 @@ pub(crate) struct Captured {
     pub timed_out: bool,
 }
 
-/// Spawns `cmd` (stdin null, stdout/stderr piped, own process group), reads both streams up to
-/// `cap` bytes each until EOF and exit, or until `timeout`; then kills the group.
+/// Spawns `cmd` through bridge-core's process module (stdin null, its own process group, the
+/// same watchdog and parent-death signal as every CLI the bridge runs), reads stdout and the
+/// stderr lines up to `cap` bytes each until EOF and exit, or until `timeout`; then ends the
+/// group.
 pub(crate) async fn run_capped(
-    cmd: &mut Command,
+    cmd: &CommandSpec,
     timeout: Duration,
     cap: usize,
 ) -> io::Result<Captured> {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
-    #[cfg(windows)]
-    cmd.creation_flags(0x0800_0000); // CREATE_NO_WINDOW
-
-    let mut child = spawn_retrying(cmd).await?;
-    let pid = child.id();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
+    let (mut child, mut stderr_lines) = spawn_retrying(cmd).await?;
+    let stdout = child.take_stdout();
     let mut out = Vec::new();
     let mut err = Vec::new();
 
     let finished = tokio::time::timeout(timeout, async {
-        let (_, _, status) = tokio::join!(
-            read_capped(stdout, &mut out, cap),
-            read_capped(stderr, &mut err, cap),
-            child.wait()
-        );
+        let read_err = async {
+            while let Some(line) = stderr_lines.recv().await {
+                let room = cap.saturating_sub(err.len());
+                let line = format!("{line}\n");
+                err.extend_from_slice(&line.as_bytes()[..line.len().min(room)]);
+            }
+        };
+        let (_, _, status) =
+            tokio::join!(read_capped(stdout, &mut out, cap), read_err, child.wait());
         status
     })
     .await;
 
     let (status, timed_out) = match finished {
         Ok(status) => (status.ok(), false),
-        Err(_elapsed) => {
-            kill_tree(&mut child, pid);
-            let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
-                .await
-                .ok()
-                .and_then(Result::ok);
-            (status, true)
-        }
+        // A probe has nothing to save: no SIGTERM grace.
+        Err(_elapsed) => (child.terminate(Duration::ZERO).await, true),
     };
     // Sweep anything the CLI left behind in its group (a version probe starts nothing we want).
-    kill_group(pid);
+    child.sweep_group();
     Ok(Captured {
         status: if timed_out { None } else { status },
         stdout: out,
@@ -398,19 +389,23 @@ pub(crate) async fn run_capped(
     })
 }
 
-/// `spawn`, retried briefly on ETXTBSY ("text file busy": another thread of this process was
-/// forking while the executable was still open for writing, which happens to freshly written
-/// scripts).
-async fn spawn_retrying(cmd: &mut Command) -> io::Result<tokio::process::Child> {
-    for attempt in 1..=20u64 {
-        match cmd.spawn() {
-            Err(e) if is_text_busy(&e) => {
+/// Spawns `cmd`, retried briefly on ETXTBSY ("text file busy": another thread of this process
+/// was forking while the executable was still open for writing, which happens to freshly
+/// written scripts).
+async fn spawn_retrying(
+    cmd: &CommandSpec,
+) -> io::Result<(ChildProcess, tokio::sync::mpsc::Receiver<String>)> {
+    let mut attempt = 0u64;
+    loop {
+        attempt += 1;
+        match ChildProcess::spawn_with_stderr_lines(cmd) {
+            Err(e) if attempt < 20 && is_text_busy(&e.source) => {
                 tokio::time::sleep(Duration::from_millis(10 * attempt)).await;
             }
-            other => return other,
+            Err(e) => return Err(e.source),
+            Ok(spawned) => return Ok(spawned),
         }
     }
-    cmd.spawn()
 }
 
 fn is_text_busy(e: &io::Error) -> bool {
@@ -437,29 +432,6 @@ async fn read_capped<R: AsyncRead + Unpin>(r: Option<R>, buf: &mut Vec<u8>, cap:
             }
         }
     }
-}
-
-fn kill_tree(child: &mut tokio::process::Child, pid: Option<u32>) {
-    kill_group(pid);
-    // The leader itself, in case it left its group; a no-op if it is gone.
-    let _ = child.start_kill();
-}
-
-#[cfg(unix)]
-fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|&p| p > 0) {
-        // SAFETY: plain syscall; a negative pid addresses the process group we created with
-        // `process_group(0)`, whose id is the leader's pid.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_group(_pid: Option<u32>) {
-    // Windows: the leader is killed through `start_kill`; a Job Object would be needed to reach
-    // grandchildren (see bridge-core's runner).
 }
 
 #[cfg(test)]
