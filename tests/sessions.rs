@@ -20,6 +20,11 @@ use serde_json::{Value, json};
 
 /// `cmd` (a `bridge <provider> send …` command) as `bridge <provider> session --format jsonl`.
 fn as_session(cmd: &Command) -> Command {
+    as_session_in(cmd, "jsonl")
+}
+
+/// `cmd` as `bridge <provider> session --format FORMAT`.
+fn as_session_in(cmd: &Command, format: &str) -> Command {
     let mut session = Command::new(cmd.get_program());
     session.args(cmd.get_args().map(|a| {
         if a == "send" {
@@ -28,7 +33,7 @@ fn as_session(cmd: &Command) -> Command {
             a
         }
     }));
-    session.args(["--format", "jsonl"]);
+    session.args(["--format", format]);
     session.env_clear();
     for (key, value) in cmd.get_envs() {
         if let Some(value) = value {
@@ -501,4 +506,58 @@ fn a_malformed_line_fails_alone_and_a_foreign_session_id_is_refused() {
     assert_eq!(end(&after)["success"], true, "{after:?}");
     assert!(result(&after).contains("first turn"));
     assert_eq!(chat.finish(), Some(0));
+}
+
+/// Markers: each turn of a session is a complete `send` transcript, the plugin's parser reads
+/// them one after the other.
+#[test]
+fn claude_session_in_markers_is_one_send_transcript_per_turn() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let cmd = as_session_in(&claude(&sandbox, &mock), "markers");
+    let input = format!(
+        "{}\n{}\n",
+        json!({"message": "MOCK:text first turn"}),
+        json!({"message": "MOCK:recall what did I say?"})
+    );
+    let out = run_with_stdin(cmd, &input);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let finals: Vec<Value> = stdout
+        .lines()
+        .filter(|l| l.starts_with("{\"success\""))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(finals.len(), 2, "{stdout}");
+    assert!(finals.iter().all(|f| f["success"] == true), "{stdout}");
+    assert_eq!(finals[0]["sessionId"], finals[1]["sessionId"]);
+    assert_eq!(
+        stdout.matches("[MESSAGE_START]").count(),
+        2,
+        "one transcript per turn: {stdout}"
+    );
+    let second = stdout.split("[MESSAGE_START]").nth(2).unwrap_or_default();
+    assert!(second.contains("first turn"), "turn 2 saw turn 1: {second}");
+}
+
+/// The text format is a chat: each line typed is a turn, `/exit` ends it.
+#[test]
+fn claude_session_in_text_is_a_chat_that_exit_ends() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let cmd = as_session_in(&claude(&sandbox, &mock), "text");
+    let out = run_with_stdin(
+        cmd,
+        "MOCK:text first turn\nMOCK:recall what did I say?\n/exit\nMOCK:text never sent\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("first turn"), "{stdout}");
+    assert_eq!(
+        stderr.matches("session ").count(),
+        2,
+        "two turns, each with its summary line, nothing after /exit: {stderr}"
+    );
+    assert_eq!(mock.model_requests().len(), 2, "{stderr}");
 }
