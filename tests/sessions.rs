@@ -149,6 +149,14 @@ fn result(events: &[Value]) -> String {
         .to_string()
 }
 
+/// The turn's own cost, where the provider reports one.
+fn turn_cost(events: &[Value]) -> Option<f64> {
+    events
+        .iter()
+        .find(|e| e["type"] == "usage" && e["scope"] == "turn")
+        .and_then(|e| e["cost_usd"].as_f64())
+}
+
 fn statuses(chat: &Chat) -> Vec<String> {
     chat.seen
         .iter()
@@ -164,7 +172,9 @@ fn statuses(chat: &Chat) -> Vec<String> {
 fn three_turns(cmd: &Command, continuity: &str) {
     let mut chat = Chat::start(cmd);
     let mut pids = Vec::new();
+    let mut costs = Vec::new();
     let first = chat.turn(json!({"message": "MOCK:text first turn"}));
+    costs.push(turn_cost(&first));
     assert_eq!(end(&first)["success"], true, "{first:?}");
     let session = end(&first)["session_id"].as_str().unwrap().to_string();
     pids.push(chat.cli_pids());
@@ -177,6 +187,14 @@ fn three_turns(cmd: &Command, continuity: &str) {
             "turn {n} did not see turn 1: {turn:?}"
         );
         pids.push(chat.cli_pids());
+        costs.push(turn_cost(&turn));
+    }
+    // The mock charges every turn alike: a turn's cost is its own, not the process's running
+    // total (Claude Code's `total_cost_usd` is one).
+    if let Some(Some(one)) = costs.first() {
+        for cost in costs.iter().flatten() {
+            assert!(*cost < one * 1.5, "costs per turn: {costs:?}");
+        }
     }
     let said: Vec<String> = statuses(&chat)
         .into_iter()

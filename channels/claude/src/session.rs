@@ -14,13 +14,14 @@
 //!   next turn, with a `status` event saying so.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bridge_core::conversation::{Continuity, Conversation};
-use bridge_core::event::{ErrorCode, ErrorInfo, Event};
+use bridge_core::event::{ErrorCode, ErrorInfo, Event, UsageScope};
 use bridge_core::request::Request;
 use bridge_core::session::{Engine, EngineIo, Lifetime, LineEngine, Process};
-use bridge_core::turn::{TurnContext, TurnLimits};
+use bridge_core::turn::{Normalizer, TurnContext, TurnLimits};
 use futures_util::future::BoxFuture;
 use permission_mapper::{PermissionMode, RequestedMode, claude as claude_mode};
 use serde_json::{Value, json};
@@ -44,6 +45,37 @@ pub struct ClaudeConversation {
     running: Option<Running>,
     session_id: Option<String>,
     control_id: u64,
+    /// What the running process has spent so far: its `result.total_cost_usd` is a running
+    /// total for the process, not the turn's cost.
+    spent_usd: Arc<Mutex<f64>>,
+}
+
+/// The Claude normalizer of one turn of a warm process: the turn's `usage` gets the turn's own
+/// cost (the process's running total minus what it had spent before the turn).
+struct TurnCost {
+    inner: ClaudeNormalizer,
+    spent_usd: Arc<Mutex<f64>>,
+}
+
+impl Normalizer for TurnCost {
+    fn line(&mut self, line: &str, out: &mut Vec<Event>) {
+        let start = out.len();
+        self.inner.line(line, out);
+        for event in &mut out[start..] {
+            if let Event::Usage(usage) = event
+                && usage.scope == UsageScope::Turn
+                && let Some(total) = usage.cost_usd
+                && let Ok(mut spent) = self.spent_usd.lock()
+            {
+                usage.cost_usd = Some((total - *spent).max(0.0));
+                *spent = total;
+            }
+        }
+    }
+
+    fn session_id(&self) -> Option<String> {
+        self.inner.session_id()
+    }
 }
 
 impl ClaudeConversation {
@@ -193,6 +225,10 @@ impl ClaudeConversation {
             ctx.emit(warning).await;
         }
         self.process = Some(Process::spawn(ID, &command, ctx)?);
+        // A new process starts its running total at zero.
+        if let Ok(mut spent) = self.spent_usd.lock() {
+            *spent = 0.0;
+        }
         self.running = Some(Running {
             mode: mode_of(&request),
             model: request.model.clone(),
@@ -245,9 +281,13 @@ impl ClaudeConversation {
             return;
         };
         let responder = approvals::ClaudeResponder::new(mode_of(&request));
+        let normalizer = TurnCost {
+            inner: ClaudeNormalizer::new(),
+            spent_usd: Arc::clone(&self.spent_usd),
+        };
         let mut engine = LineEngine::new(
-            Box::new(ClaudeNormalizer::new()),
-            Some(std::sync::Arc::new(responder)),
+            Box::new(normalizer),
+            Some(Arc::new(responder)),
             Some(INTERRUPT_REQUEST.as_bytes().to_vec()),
         );
         process
@@ -277,5 +317,39 @@ impl Conversation for ClaudeConversation {
                 process.shutdown(limits).await;
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(total: f64) -> String {
+        json!({"type": "result", "subtype": "success", "is_error": false, "result": "ok",
+               "session_id": "s-1", "total_cost_usd": total,
+               "usage": {"input_tokens": 100, "output_tokens": 20}})
+        .to_string()
+    }
+
+    fn turn_cost(spent: &Arc<Mutex<f64>>, line: &str) -> Option<f64> {
+        let mut normalizer = TurnCost {
+            inner: ClaudeNormalizer::new(),
+            spent_usd: Arc::clone(spent),
+        };
+        let mut out = Vec::new();
+        normalizer.line(line, &mut out);
+        out.iter().find_map(|e| match e {
+            Event::Usage(u) if u.scope == UsageScope::Turn => u.cost_usd,
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn each_turn_of_a_warm_process_reports_its_own_cost() {
+        let spent = Arc::new(Mutex::new(0.0));
+        let first = turn_cost(&spent, &result(0.001)).unwrap();
+        let second = turn_cost(&spent, &result(0.0025)).unwrap();
+        assert!((first - 0.001).abs() < 1e-12, "{first}");
+        assert!((second - 0.0015).abs() < 1e-12, "the running total minus turn 1: {second}");
     }
 }
