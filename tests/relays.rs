@@ -475,3 +475,46 @@ fn system_status_lists_the_relays_with_key_presence_only() {
     assert_eq!(providers[0]["installed"], true, "{stdout}");
     assert_eq!(providers[0]["version"], "2.1.197", "{stdout}");
 }
+
+/// A relay session keeps one Claude Code process on the relay's endpoint: turn 2 sees turn 1,
+/// the relay's key (and only it) reaches the mock, the relay's delta mode still applies.
+#[test]
+fn a_relay_session_keeps_one_warm_process() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let cmd = as_session_in(&relay_command(&sandbox, &ZCODE, &[]), "jsonl");
+    let input = format!(
+        "{}\n{}\n",
+        request(&mock, &ZCODE, "MOCK:relay-cumulative first turn"),
+        request(&mock, &ZCODE, "MOCK:recall what did I say?")
+    );
+    let out = run_with_stdin(cmd, &input);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains(ANTHROPIC_KEY));
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ends: Vec<&Value> = events.iter().filter(|e| e["type"] == "turn_end").collect();
+    assert_eq!(ends.len(), 2, "{stdout}");
+    assert!(ends.iter().all(|e| e["success"] == true), "{stdout}");
+    assert_eq!(ends[0]["session_id"], ends[1]["session_id"]);
+    assert!(
+        ends[1]["result"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("first turn"),
+        "{stdout}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "status" && e["message"] == "conversation: warm process"),
+        "{stdout}"
+    );
+    for r in mock.model_requests() {
+        assert_eq!(r.api_key.as_deref(), Some(CANARY_KEY));
+        assert!(r.path.starts_with(ZCODE.prefix), "{}", r.path);
+    }
+}

@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -21,29 +20,6 @@ use serde_json::{Value, json};
 /// `cmd` (a `bridge <provider> send …` command) as `bridge <provider> session --format jsonl`.
 fn as_session(cmd: &Command) -> Command {
     as_session_in(cmd, "jsonl")
-}
-
-/// `cmd` as `bridge <provider> session --format FORMAT`.
-fn as_session_in(cmd: &Command, format: &str) -> Command {
-    let mut session = Command::new(cmd.get_program());
-    session.args(cmd.get_args().map(|a| {
-        if a == "send" {
-            OsStr::new("session")
-        } else {
-            a
-        }
-    }));
-    session.args(["--format", format]);
-    session.env_clear();
-    for (key, value) in cmd.get_envs() {
-        if let Some(value) = value {
-            session.env(key, value);
-        }
-    }
-    if let Some(dir) = cmd.get_current_dir() {
-        session.current_dir(dir);
-    }
-    session
 }
 
 /// A running `bridge … session`, driven line by line as a client would.

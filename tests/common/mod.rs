@@ -64,6 +64,30 @@ impl Sandbox {
     }
 }
 
+/// `cmd` (a `bridge <provider> send …` command) as `bridge <provider> session --format FORMAT`,
+/// with the same environment and working directory.
+pub fn as_session_in(cmd: &Command, format: &str) -> Command {
+    let mut session = Command::new(cmd.get_program());
+    session.args(cmd.get_args().map(|a| {
+        if a == "send" {
+            std::ffi::OsStr::new("session")
+        } else {
+            a
+        }
+    }));
+    session.args(["--format", format]);
+    session.env_clear();
+    for (key, value) in cmd.get_envs() {
+        if let Some(value) = value {
+            session.env(key, value);
+        }
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        session.current_dir(dir);
+    }
+    session
+}
+
 /// The bridge binary under test.
 pub fn bridge() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bridge"))

@@ -28,6 +28,7 @@
 use std::path::PathBuf;
 
 use bridge_core::channel::Channel;
+use bridge_core::process::CommandSpec;
 use bridge_core::request::Request;
 use bridge_core::turn::TurnContext;
 use bridge_one_shot::{BuildError, OneShotTurn, run_one_shot};
@@ -155,6 +156,28 @@ impl ClaudeRelay {
         request: &Request,
         env: &ProbeEnv,
     ) -> Result<OneShotTurn, BuildError> {
+        let (mut turn, warnings) = crate::build_turn(program, request)?;
+        turn.provider = self.id.into();
+        self.configure(&mut turn.command, request, env)?;
+        Ok(OneShotTurn {
+            warnings,
+            ..OneShotTurn::new(turn, Box::new(self.normalizer()))
+        })
+    }
+
+    /// The Claude normalizer reading this relay's deltas.
+    pub fn normalizer(&self) -> ClaudeNormalizer {
+        ClaudeNormalizer::new().with_delta_mode(self.deltas)
+    }
+
+    /// Points Claude Code's `command` at this relay: its endpoint (or the request's `baseUrl`),
+    /// its key (or the request's `apiKey`) and never Anthropic's credentials, its models.
+    pub fn configure(
+        &self,
+        command: &mut CommandSpec,
+        request: &Request,
+        env: &ProbeEnv,
+    ) -> Result<(), BuildError> {
         let key = match &request.api_key {
             Some(key) => key.expose().to_string(),
             None => env
@@ -169,9 +192,6 @@ impl ClaudeRelay {
                 })?,
         };
         let base_url = request.base_url.as_deref().unwrap_or(self.base_url);
-        let (mut turn, warnings) = crate::build_turn(program, request)?;
-        turn.provider = self.id.into();
-        let command = &mut turn.command;
         command
             .env
             .retain(|(var, _)| var != "ANTHROPIC_API_KEY" && var != "ANTHROPIC_BASE_URL");
@@ -188,11 +208,7 @@ impl ClaudeRelay {
                 command.env(*var, *value);
             }
         }
-        let normalizer = ClaudeNormalizer::new().with_delta_mode(self.deltas);
-        Ok(OneShotTurn {
-            warnings,
-            ..OneShotTurn::new(turn, Box::new(normalizer))
-        })
+        Ok(())
     }
 }
 
@@ -263,6 +279,15 @@ impl Channel for RelayChannel {
             request,
             ctx,
         ))
+    }
+
+    fn conversation(
+        &self,
+        _first: &Request,
+    ) -> Option<Box<dyn bridge_core::conversation::Conversation>> {
+        Some(Box::new(crate::session::ClaudeConversation::relay(
+            self.relay,
+        )))
     }
 }
 

@@ -1,5 +1,5 @@
 //! A warm Claude Code conversation: one `claude -p --input-format stream-json …` process for
-//! the whole session.
+//! the whole session, on Anthropic's endpoint or on a relay's ([`ClaudeConversation::relay`]).
 //!
 //! Each turn writes one stream-json user message and ends at that turn's `result` (every turn
 //! starts with a fresh `system/init` line, so each gets a fresh [`ClaudeNormalizer`]). Between
@@ -26,6 +26,7 @@ use futures_util::future::BoxFuture;
 use permission_mapper::{PermissionMode, RequestedMode, claude as claude_mode};
 use serde_json::{Value, json};
 
+use crate::relay::ClaudeRelay;
 use crate::{ClaudeNormalizer, ID, INTERRUPT_REQUEST, approvals, build_command, user_message};
 
 /// How long the CLI gets to confirm a control request between turns.
@@ -41,6 +42,8 @@ struct Running {
 /// A warm Claude Code conversation (see the [module docs](self)).
 #[derive(Debug, Default)]
 pub struct ClaudeConversation {
+    /// The relay Claude Code is pointed at, if any (`minimax`, `zcode`, a user's).
+    relay: Option<&'static ClaudeRelay>,
     process: Option<Process>,
     running: Option<Running>,
     session_id: Option<String>,
@@ -82,6 +85,19 @@ impl ClaudeConversation {
     /// A conversation whose process starts with the first turn.
     pub fn new() -> Self {
         ClaudeConversation::default()
+    }
+
+    /// A conversation with Claude Code on `relay`'s endpoint.
+    pub fn relay(relay: &'static ClaudeRelay) -> Self {
+        ClaudeConversation {
+            relay: Some(relay),
+            ..ClaudeConversation::default()
+        }
+    }
+
+    /// Provider key in messages (`claude`, or the relay's).
+    fn provider(&self) -> &'static str {
+        self.relay.map_or(ID, |relay| relay.id)
     }
 }
 
@@ -209,22 +225,29 @@ impl ClaudeConversation {
 
     /// Starts the CLI for `request` (resuming the session when there is one).
     async fn start(&mut self, request: &Request, ctx: &TurnContext) -> Result<(), ErrorInfo> {
-        let located = crate::resolve_cli()
+        let probe = self.relay.map_or(crate::PROBE, ClaudeRelay::probe);
+        let env = sdk_probe::ProbeEnv::from_process();
+        let located = sdk_probe::locate(&probe, &env)
             .map_err(|message| ErrorInfo::new(ErrorCode::CliNotFound, message))?;
         for warning in located.warnings {
             ctx.emit(Event::warning("cli_path", warning)).await;
         }
-        if let Some(check) = sdk_probe::turn_version_check(crate::PROBE, &located.resolved) {
+        if let Some(check) = sdk_probe::turn_version_check(probe, &located.resolved) {
             ctx.warn_later("untested_version", check);
         }
         let mut request = request.clone();
         request.session_id = self.session_id.clone().or(request.session_id);
         let program: PathBuf = located.resolved.path;
-        let (command, warnings) = build_command(program, &request);
+        let (mut command, warnings) = build_command(program, &request);
+        if let Some(relay) = self.relay {
+            relay
+                .configure(&mut command, &request, &env)
+                .map_err(|e| ErrorInfo::new(e.code, e.message))?;
+        }
         for warning in warnings {
             ctx.emit(warning).await;
         }
-        self.process = Some(Process::spawn(ID, &command, ctx)?);
+        self.process = Some(Process::spawn(self.provider(), &command, ctx)?);
         // A new process starts its running total at zero.
         if let Ok(mut spent) = self.spent_usd.lock() {
             *spent = 0.0;
@@ -282,7 +305,9 @@ impl ClaudeConversation {
         };
         let responder = approvals::ClaudeResponder::new(mode_of(&request));
         let normalizer = TurnCost {
-            inner: ClaudeNormalizer::new(),
+            inner: self
+                .relay
+                .map_or_else(ClaudeNormalizer::new, ClaudeRelay::normalizer),
             spent_usd: Arc::clone(&self.spent_usd),
         };
         let mut engine = LineEngine::new(
@@ -350,6 +375,9 @@ mod tests {
         let first = turn_cost(&spent, &result(0.001)).unwrap();
         let second = turn_cost(&spent, &result(0.0025)).unwrap();
         assert!((first - 0.001).abs() < 1e-12, "{first}");
-        assert!((second - 0.0015).abs() < 1e-12, "the running total minus turn 1: {second}");
+        assert!(
+            (second - 0.0015).abs() < 1e-12,
+            "the running total minus turn 1: {second}"
+        );
     }
 }
