@@ -555,3 +555,31 @@ fn claude_session_in_text_is_a_chat_that_exit_ends() {
     );
     assert_eq!(mock.model_requests().len(), 2, "{stderr}");
 }
+
+/// grok-cli has no sessions: a session says so once, and every turn runs afresh (no session id
+/// is ever passed to it, so no turn fails for asking a resume it cannot do).
+#[test]
+fn grok_cli_session_says_no_resume_and_every_turn_runs() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut chat = Chat::start(&grok_cli_command(&sandbox, &[]));
+    let base = json!({
+        "cwd": sandbox.work(),
+        "model": "mock-model",
+        "baseUrl": format!("{}/v1", mock.server.base_url()),
+        "apiKey": CANARY_KEY,
+        "permissionMode": "bypassPermissions",
+    });
+    for n in 1..=2 {
+        let mut request = base.clone();
+        request["message"] = json!(format!("MOCK:text turn {n}"));
+        let turn = chat.turn(request);
+        assert_eq!(end(&turn)["success"], true, "turn {n}: {turn:?}");
+    }
+    let said: Vec<String> = statuses(&chat)
+        .into_iter()
+        .filter(|m| m.starts_with("conversation: "))
+        .collect();
+    assert_eq!(said, ["conversation: no resume"]);
+    assert_eq!(chat.finish(), Some(0));
+}

@@ -79,6 +79,8 @@ pub const PROBE: ProbeSpec = ProbeSpec {
 /// grok-cli on the one-shot engine, found by [`resolve_cli`].
 pub const ONE_SHOT: OneShot = OneShot {
     locate: |_, env| resolve_cli(env),
+    // No sessions: a `bridge grok-cli session` starts every turn afresh, and says so.
+    resumes: false,
     ..OneShot::new(PROBE, build)
 };
 

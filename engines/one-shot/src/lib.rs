@@ -302,6 +302,9 @@ pub struct OneShot {
     pub locate: LocateCli,
     /// Builds a turn.
     pub build: BuildTurn,
+    /// The CLI resumes a conversation by its session id (a session's later turns pass it);
+    /// `false` for a CLI without sessions, whose every turn starts afresh.
+    pub resumes: bool,
 }
 
 impl OneShot {
@@ -311,6 +314,7 @@ impl OneShot {
             probe,
             locate: sdk_probe::locate,
             build,
+            resumes: true,
         }
     }
 }
@@ -340,6 +344,10 @@ impl Channel for OneShotChannel {
 
     fn display_name(&self) -> &'static str {
         self.spec.probe.display_name
+    }
+
+    fn resumes(&self) -> bool {
+        self.spec.resumes
     }
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
