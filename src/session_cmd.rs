@@ -42,6 +42,8 @@ struct Queued {
     cancel: CancellationToken,
     /// `"streaming": false` in its request (markers: whole blocks instead of deltas).
     streaming: bool,
+    /// The request's `apiKey`: the output redacts it from this turn on.
+    api_key: Option<String>,
 }
 
 /// Runs the session until stdin ends (or `/exit`, or a signal).
@@ -63,7 +65,7 @@ pub(crate) async fn run(cli: Cli, channel: Arc<dyn bridge::core::Channel>) -> Ex
         None => Duration::from_secs(cli.approval_timeout),
     };
     let broker = Arc::new(PermissionBroker::new(true, ipc, approval_timeout));
-    let redactor = base_redactor();
+    let mut redactor = base_redactor();
     let options = SendOptions {
         raw: cli.raw,
         limits: turn_limits(&cli),
@@ -134,6 +136,11 @@ pub(crate) async fn run(cli: Cli, channel: Arc<dyn bridge::core::Channel>) -> Ex
                     .ok()
                     .and_then(|r| r.streaming)
                     .unwrap_or(true);
+                let api_key = request
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| r.api_key.as_ref())
+                    .map(|key| key.expose().to_string());
                 let cancel = CancellationToken::new();
                 let events = session.turn(request, cancel.clone());
                 if queue
@@ -141,6 +148,7 @@ pub(crate) async fn run(cli: Cli, channel: Arc<dyn bridge::core::Channel>) -> Ex
                         events,
                         cancel,
                         streaming,
+                        api_key,
                     })
                     .is_err()
                 {
@@ -189,9 +197,19 @@ pub(crate) async fn run(cli: Cli, channel: Arc<dyn bridge::core::Channel>) -> Ex
                 cancel.cancel();
             })
         };
+        // Every key a request brought stays redacted for the rest of the session.
+        if let Some(key) = &turn.api_key {
+            redactor.add(key);
+        }
         let outcome = match (&mut text_sink, &mut jsonl_sink) {
-            (Some(sink), _) => write_turn(turn.events, &options, sink, turn.cancel).await,
-            (_, Some(sink)) => write_turn(turn.events, &options, sink, turn.cancel).await,
+            (Some(sink), _) => {
+                add_secret(sink, turn.api_key.as_deref());
+                write_turn(turn.events, &options, sink, turn.cancel).await
+            }
+            (_, Some(sink)) => {
+                add_secret(sink, turn.api_key.as_deref());
+                write_turn(turn.events, &options, sink, turn.cancel).await
+            }
             _ => {
                 let encoder =
                     Format::Markers.encoder_for(channel.dialect(), cli.raw, turn.streaming);
@@ -224,6 +242,12 @@ pub(crate) async fn run(cli: Cli, channel: Arc<dyn bridge::core::Channel>) -> Ex
         ExitCode::from(130)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+fn add_secret(sink: &mut dyn Sink, secret: Option<&str>) {
+    if let Some(secret) = secret {
+        sink.add_secret(secret);
     }
 }
 

@@ -3038,3 +3038,52 @@ fn stdin_eof_mid_turn_ends_the_session_after_it_and_leaves_no_process() {
         );
     }
 }
+
+#[test]
+fn the_key_of_a_later_request_in_a_session_is_redacted_and_reaches_the_cli() {
+    for engine in engines() {
+        let fake = Fake::new(engine, "session");
+        let mut chat = Chat::start(&fake);
+        // Turn 1 names no key: the CLI starts with the one in the bridge's environment.
+        chat.send(&json!({"message": "TURN-OK first"}).to_string());
+        let first = chat.read_turn(|_, _| ());
+        assert_eq!(turn_end(&first)["success"], true, "{first:?}");
+        // Turn 2 brings its own key, which the CLI echoes on every channel it has.
+        let second = chat.turn("TURN-SECRETS second");
+        assert_eq!(
+            turn_end(&second)["success"],
+            true,
+            "{}: {second:?}",
+            engine.name
+        );
+        let dump = format!("{second:?}");
+        assert!(dump.contains("[redacted]"), "{}: {dump}", engine.name);
+        if engine.request_key_to_cli {
+            assert_eq!(
+                fake.env_var(engine.api_key_env).as_deref(),
+                Some(CANARY_REQUEST_KEY),
+                "{}: the new key reached the CLI",
+                engine.name
+            );
+        }
+        if warm(engine) {
+            assert!(
+                of_kind(&second, "status").iter().any(|s| s["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("changed apiKey")),
+                "{}: a warm CLI restarts for a new key and says so: {second:?}",
+                engine.name
+            );
+        }
+        chat.running.close_stdin();
+        // `finish` checks every byte of stdout and stderr for the canaries.
+        let out = chat.running.finish(SECS(60));
+        assert_eq!(out.code(), Some(0), "{}", out.stderr);
+        assert!(
+            fake.await_no_leftovers(SECS(10)).is_empty(),
+            "{}",
+            engine.name
+        );
+    }
+}

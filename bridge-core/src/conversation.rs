@@ -157,6 +157,8 @@ struct State {
     /// Changes asked for between turns ([`Session::set_permission_mode`], [`Session::set_model`]).
     permission_mode: Option<String>,
     model: Option<String>,
+    /// The settings the turn before ran with (its request without message and attachments).
+    last: Option<Request>,
     recording: Option<Arc<Recording>>,
     record_warning: Option<String>,
 }
@@ -214,6 +216,7 @@ impl Session {
             session_id: None,
             permission_mode: None,
             model: None,
+            last: None,
             recording,
             record_warning,
         };
@@ -425,15 +428,18 @@ async fn run_turn(
         (Some(ours), None) => request.session_id = Some(ours.clone()),
         _ => {}
     }
-    if let Some(mode) = &state.permission_mode {
-        request.permission_mode = Some(mode.clone());
+    // What the request says wins; then a change asked for between turns; then what the turn
+    // before ran with (a later turn keeps the session's settings unless it says otherwise).
+    if request.permission_mode.is_none() {
+        request.permission_mode = state.permission_mode.take();
     }
-    if let Some(model) = &state.model {
-        request.model = Some(model.clone());
+    if request.model.is_none() {
+        request.model = state.model.take();
     }
-    // Later turns keep what the first one asked for unless they say otherwise.
-    state.permission_mode = request.permission_mode.clone();
-    state.model = request.model.clone();
+    if let Some(last) = &state.last {
+        request.inherit(last);
+    }
+    state.last = Some(request.settings_only());
 
     let conversation = match &mut state.conversation {
         Some(conversation) => conversation,

@@ -48,6 +48,8 @@ pub struct SendOptions {
 pub trait Sink {
     /// The secrets this run must never print.
     fn redactor(&self) -> &Redactor;
+    /// Never prints `secret` either from now on (the key of a session's later request).
+    fn add_secret(&mut self, secret: &str);
     /// Writes one event (already redacted across deltas); an error means the reader is gone.
     fn write_event(&mut self, event: &Event) -> std::io::Result<()>;
 }
@@ -78,6 +80,10 @@ impl<W: Write> WireSink<W> {
 impl<W: Write> Sink for WireSink<W> {
     fn redactor(&self) -> &Redactor {
         self.writer.redactor()
+    }
+
+    fn add_secret(&mut self, secret: &str) {
+        self.writer.add_secret(secret);
     }
 
     fn write_event(&mut self, event: &Event) -> std::io::Result<()> {

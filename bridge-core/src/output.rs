@@ -21,6 +21,11 @@ impl<W: Write> LineWriter<W> {
         &self.redactor
     }
 
+    /// Redacts `secret` too from now on (a later request's key, in a session).
+    pub fn add_secret(&mut self, secret: &str) {
+        self.redactor.add(secret);
+    }
+
     /// Wraps `out`; every line passes through `redactor`.
     pub fn new(out: W, redactor: Redactor) -> Self {
         LineWriter {

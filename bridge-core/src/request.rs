@@ -264,7 +264,102 @@ fn valid_session_id(id: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
 }
 
+/// The fields of a request a CLI takes only when it starts (its working directory, endpoint
+/// and key, reasoning effort, system prompt, thinking switch, transport): a warm session
+/// whose next request changes one of them restarts the CLI (and resumes), since it cannot
+/// change them live. `Debug` shows no key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchSettings {
+    cwd: Option<PathBuf>,
+    base_url: Option<String>,
+    api_key: Option<Secret>,
+    reasoning_effort: Option<String>,
+    agent_prompt: Option<String>,
+    disable_thinking: bool,
+    transport: Option<String>,
+}
+
+impl LaunchSettings {
+    /// The names of the fields that differ between `self` and `other` (`cwd`, `baseUrl`, …).
+    pub fn changed(&self, other: &LaunchSettings) -> Vec<&'static str> {
+        [
+            ("cwd", self.cwd != other.cwd),
+            ("baseUrl", self.base_url != other.base_url),
+            ("apiKey", self.api_key != other.api_key),
+            (
+                "reasoningEffort",
+                self.reasoning_effort != other.reasoning_effort,
+            ),
+            ("agentPrompt", self.agent_prompt != other.agent_prompt),
+            (
+                "disableThinking",
+                self.disable_thinking != other.disable_thinking,
+            ),
+            ("transport", self.transport != other.transport),
+        ]
+        .into_iter()
+        .filter_map(|(name, differs)| differs.then_some(name))
+        .collect()
+    }
+}
+
 impl Request {
+    /// What of this request a CLI takes only at launch ([`LaunchSettings`]).
+    pub fn launch_settings(&self) -> LaunchSettings {
+        LaunchSettings {
+            cwd: self.cwd.clone(),
+            base_url: self.base_url.clone(),
+            api_key: self.api_key.clone(),
+            reasoning_effort: self.reasoning_effort.clone(),
+            agent_prompt: self.agent_prompt.clone(),
+            disable_thinking: self.disable_thinking,
+            transport: self.transport.clone(),
+        }
+    }
+
+    /// Fills the settings this request leaves out from `earlier` (the turn before in a
+    /// session): permission mode, model, working directory, endpoint and key, reasoning
+    /// effort, system prompt, transport. The message, attachments and IDE context are the
+    /// turn's own.
+    pub fn inherit(&mut self, earlier: &Request) {
+        fn keep<T: Clone>(field: &mut Option<T>, earlier: &Option<T>) {
+            if field.is_none() {
+                field.clone_from(earlier);
+            }
+        }
+        keep(&mut self.permission_mode, &earlier.permission_mode);
+        keep(&mut self.model, &earlier.model);
+        keep(&mut self.cwd, &earlier.cwd);
+        keep(&mut self.base_url, &earlier.base_url);
+        keep(&mut self.api_key, &earlier.api_key);
+        keep(&mut self.reasoning_effort, &earlier.reasoning_effort);
+        keep(&mut self.agent_prompt, &earlier.agent_prompt);
+        keep(&mut self.transport, &earlier.transport);
+    }
+
+    /// This request's settings without its message, attachments and IDE context (what a later
+    /// turn [`Request::inherit`]s).
+    pub fn settings_only(&self) -> Request {
+        // Field by field: cloning the attachments (base64 images) only to drop them is waste.
+        Request {
+            message: String::new(),
+            session_id: self.session_id.clone(),
+            cwd: self.cwd.clone(),
+            permission_mode: self.permission_mode.clone(),
+            model: self.model.clone(),
+            reasoning_effort: self.reasoning_effort.clone(),
+            base_url: self.base_url.clone(),
+            api_key: self.api_key.clone(),
+            attachments: Vec::new(),
+            agent_prompt: self.agent_prompt.clone(),
+            disable_thinking: self.disable_thinking,
+            streaming: self.streaming,
+            opened_files: None,
+            transport: self.transport.clone(),
+            extra: self.extra.clone(),
+        }
+    }
+
     /// A request with just a prompt (what `bridge <provider> send "text"` builds).
     pub fn from_prompt(message: impl Into<String>) -> Self {
         Request {
@@ -507,6 +602,33 @@ pub async fn read_request<R: AsyncRead + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_later_turn_keeps_the_settings_it_leaves_out_and_its_own_win() {
+        let first = Request::from_value(serde_json::json!({
+            "message": "one", "cwd": "/p", "permissionMode": "plan", "model": "m1",
+            "apiKey": "sk-1", "attachments": [{"fileName": "a.png", "mediaType": "image/png", "data": "iVBORw0KGgo="}],
+        }))
+        .unwrap();
+        let mut second =
+            Request::from_value(serde_json::json!({"message": "two", "permissionMode": "acceptEdits"}))
+                .unwrap();
+        second.inherit(&first.settings_only());
+        assert_eq!(second.message, "two");
+        assert_eq!(second.permission_mode.as_deref(), Some("acceptEdits"));
+        assert_eq!(second.model.as_deref(), Some("m1"));
+        assert_eq!(second.cwd.as_deref(), Some(std::path::Path::new("/p")));
+        assert!(second.attachments.is_empty(), "attachments are the turn's own");
+        assert!(first.launch_settings().changed(&second.launch_settings()).is_empty());
+        let mut third = second.clone();
+        third.api_key = Some(Secret::new("sk-2"));
+        third.cwd = Some("/q".into());
+        assert_eq!(
+            second.launch_settings().changed(&third.launch_settings()),
+            ["cwd", "apiKey"]
+        );
+        assert!(!format!("{:?}", third.launch_settings()).contains("sk-2"));
+    }
 
     #[test]
     fn wrong_types_name_the_field() {

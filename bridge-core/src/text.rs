@@ -341,6 +341,10 @@ impl<O: Write, E: Write> Sink for TextSink<O, E> {
         &self.redactor
     }
 
+    fn add_secret(&mut self, secret: &str) {
+        self.redactor.add(secret);
+    }
+
     fn write_event(&mut self, event: &Event) -> std::io::Result<()> {
         match event {
             Event::TextDelta { text } => self.answer(text),

@@ -121,6 +121,15 @@ case "${FAKE_SCENARIO:-ok}" in
           emit_delta "after"
           emit_result "long line done"
           ;;
+        *TURN-SECRETS*)
+          # The key this process was started with, echoed everywhere the bridge reads.
+          KEY="$(printenv "${FAKE_KEY_VAR:-ANTHROPIC_API_KEY}")"
+          emit_delta "key=${KEY}"
+          emit_tool "toolu_secret" "tool saw ${KEY}"
+          echo "not json: ${KEY}"
+          echo "fake-cli: key=${KEY}" >&2
+          emit_result "done with ${KEY}"
+          ;;
         *TURN-DIE*)
           emit_delta "dying"
           echo "fake-cli: died during the turn" >&2

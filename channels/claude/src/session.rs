@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use bridge_core::conversation::{Continuity, Conversation};
 use bridge_core::event::{ErrorCode, ErrorInfo, Event, UsageScope};
-use bridge_core::request::Request;
+use bridge_core::request::{LaunchSettings, Request};
 use bridge_core::session::{Engine, EngineIo, Lifetime, LineEngine, Process};
 use bridge_core::turn::{Normalizer, TurnContext, TurnLimits};
 use futures_util::future::BoxFuture;
@@ -33,10 +33,11 @@ use crate::{ClaudeNormalizer, ID, INTERRUPT_REQUEST, approvals, build_command, u
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the running process was launched or switched to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 struct Running {
     mode: PermissionMode,
     model: Option<String>,
+    launch: LaunchSettings,
 }
 
 /// A warm Claude Code conversation (see the [module docs](self)).
@@ -172,7 +173,17 @@ impl ClaudeConversation {
         let wanted = Running {
             mode: mode_of(request),
             model: request.model.clone(),
+            launch: request.launch_settings(),
         };
+        let changed = running.launch.changed(&wanted.launch);
+        if !changed.is_empty() {
+            ctx.emit(Event::status(format!(
+                "restarting Claude Code with --resume: the request changed {}, which it takes only at launch",
+                changed.join(", ")
+            )))
+            .await;
+            return false;
+        }
         let bypass = |mode: PermissionMode| {
             claude_mode::to_provider(mode) == claude_mode::ClaudeMode::BypassPermissions
         };
@@ -255,6 +266,7 @@ impl ClaudeConversation {
         self.running = Some(Running {
             mode: mode_of(&request),
             model: request.model.clone(),
+            launch: request.launch_settings(),
         });
         Ok(())
     }

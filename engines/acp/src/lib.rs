@@ -49,7 +49,7 @@ use bridge_core::channel::Channel;
 use bridge_core::conversation::{Continuity, Conversation};
 use bridge_core::event::{ErrorCode, ErrorInfo, Event};
 use bridge_core::process::{CommandSpec, StdinMode};
-use bridge_core::request::{Attachment, Request};
+use bridge_core::request::{Attachment, LaunchSettings, Request};
 use bridge_core::turn::{TurnContext, TurnLimits};
 use futures_util::future::BoxFuture;
 use permission_mapper::{PermissionMode, RequestedMode};
@@ -523,6 +523,8 @@ pub struct AcpConversation {
     session_id: Option<String>,
     /// The model the running agent was started with or switched to.
     model: Option<String>,
+    /// What the running agent was launched with.
+    launch: Option<LaunchSettings>,
 }
 
 impl AcpConversation {
@@ -533,6 +535,7 @@ impl AcpConversation {
             session: None,
             session_id: None,
             model: None,
+            launch: None,
         }
     }
 
@@ -552,6 +555,24 @@ impl AcpConversation {
             )))
             .await;
             self.session = None;
+        }
+        let launch_settings = request.launch_settings();
+        let changed = self
+            .launch
+            .as_ref()
+            .map(|running| running.changed(&launch_settings))
+            .unwrap_or_default();
+        if !changed.is_empty()
+            && let Some(session) = self.session.take()
+        {
+            ctx.emit(Event::status(format!(
+                "restarting {} and resuming session {}: the request changed {}, which it takes only at launch",
+                provider.probe.display_name,
+                self.session_id.clone().unwrap_or_default(),
+                changed.join(", ")
+            )))
+            .await;
+            session.shutdown(&ctx).await;
         }
         let mode = RequestedMode::from_option(request.permission_mode.as_deref()).mode;
         if let Some(session) = self.session.as_mut() {
@@ -593,6 +614,7 @@ impl AcpConversation {
             let session = start_session(launch, self.session_id.clone(), &ctx).await;
             let Some(session) = session else { return };
             self.model.clone_from(&request.model);
+            self.launch = Some(launch_settings);
             self.session_id = Some(session.session_id().to_string());
             self.session = Some(session);
         }
