@@ -3087,3 +3087,29 @@ fn the_key_of_a_later_request_in_a_session_is_redacted_and_reaches_the_cli() {
         );
     }
 }
+
+#[test]
+fn unknown_control_lines_in_a_session_are_warnings_and_the_session_goes_on() {
+    let engine = &ENGINES[0];
+    let fake = Fake::new(engine, "session");
+    let mut chat = Chat::start(&fake);
+    chat.send(r#"{"type":"dance","steps":3}"#);
+    chat.send(r#"{"type":"set_model"}"#);
+    let turn = chat.turn("TURN-OK after the odd lines");
+    assert_eq!(turn_end(&turn)["success"], true, "{turn:?}");
+    chat.running.close_stdin();
+    let out = chat.running.finish(SECS(60));
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("[WARNING] unknown_control: unknown control message type `dance`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("set_model needs a string `model`"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(turn_pids(&fake).len(), 1, "only the request ran a turn");
+}

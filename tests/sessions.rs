@@ -583,3 +583,36 @@ fn grok_cli_session_says_no_resume_and_every_turn_runs() {
     assert_eq!(said, ["conversation: no resume"]);
     assert_eq!(chat.finish(), Some(0));
 }
+
+/// An ACP agent changes mode between turns through `session/set_mode`: a write refused in
+/// `plan` goes through after `acceptEdits` (Qwen Code's `auto-edit`), in the same process.
+#[test]
+fn qwen_mode_change_between_turns_takes_effect_live() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut chat = Chat::start(&acp_command(Provider::Qwen, &sandbox, &mock.url(), &[]));
+    let written = sandbox.work().join("mock-written.txt");
+    let plan =
+        chat.turn(json!({"message": "MOCK:write create the file", "permissionMode": "plan"}));
+    assert!(
+        !written.exists(),
+        "plan mode let the write through: {plan:?}"
+    );
+    let pid = chat.cli_pids();
+    chat.send(&json!({"type": "set_permission_mode", "mode": "acceptEdits"}));
+    let edits = chat.turn(json!({"message": "MOCK:write create the file"}));
+    assert_eq!(end(&edits)["success"], true, "{edits:?}");
+    assert!(
+        written.exists(),
+        "acceptEdits did not let the write through: {edits:?}"
+    );
+    assert!(
+        statuses(&chat)
+            .iter()
+            .any(|m| m.contains("permission mode is now acceptEdits")),
+        "{:?}",
+        chat.seen
+    );
+    assert_eq!(chat.cli_pids(), pid, "changed live, in the same process");
+    assert_eq!(chat.finish(), Some(0));
+}

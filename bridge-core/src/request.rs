@@ -610,16 +610,25 @@ mod tests {
             "apiKey": "sk-1", "attachments": [{"fileName": "a.png", "mediaType": "image/png", "data": "iVBORw0KGgo="}],
         }))
         .unwrap();
-        let mut second =
-            Request::from_value(serde_json::json!({"message": "two", "permissionMode": "acceptEdits"}))
-                .unwrap();
+        let mut second = Request::from_value(
+            serde_json::json!({"message": "two", "permissionMode": "acceptEdits"}),
+        )
+        .unwrap();
         second.inherit(&first.settings_only());
         assert_eq!(second.message, "two");
         assert_eq!(second.permission_mode.as_deref(), Some("acceptEdits"));
         assert_eq!(second.model.as_deref(), Some("m1"));
         assert_eq!(second.cwd.as_deref(), Some(std::path::Path::new("/p")));
-        assert!(second.attachments.is_empty(), "attachments are the turn's own");
-        assert!(first.launch_settings().changed(&second.launch_settings()).is_empty());
+        assert!(
+            second.attachments.is_empty(),
+            "attachments are the turn's own"
+        );
+        assert!(
+            first
+                .launch_settings()
+                .changed(&second.launch_settings())
+                .is_empty()
+        );
         let mut third = second.clone();
         third.api_key = Some(Secret::new("sk-2"));
         third.cwd = Some("/q".into());
