@@ -115,10 +115,7 @@ impl Conversation for Respawn {
         self.continuity
     }
 
-    fn turn<'a>(&'a mut self, mut request: Request, ctx: TurnContext) -> BoxFuture<'a, ()> {
-        if self.continuity == Continuity::NoResume {
-            request.session_id = None;
-        }
+    fn turn<'a>(&'a mut self, request: Request, ctx: TurnContext) -> BoxFuture<'a, ()> {
         self.channel.send(request, ctx)
     }
 
@@ -425,7 +422,8 @@ async fn run_turn(
             out.fail(ErrorCode::InvalidRequest, message, id).await;
             return;
         }
-        (Some(ours), None) => request.session_id = Some(ours.clone()),
+        // A CLI without sessions is never asked to resume one (its turns start afresh).
+        (Some(ours), None) if channel.resumes() => request.session_id = Some(ours.clone()),
         _ => {}
     }
     // What the request says wins; then a change asked for between turns; then what the turn
