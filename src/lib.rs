@@ -6,6 +6,7 @@
 //!   [`core::Channel`] trait, and the process runner;
 //! * [`permission_mapper`]: unified permission modes ⇄ each provider's settings;
 //! * [`sdk_probe`]: is each CLI installed, where, which version;
+//! * [`daemon`]: `bridge daemon`, the plugin's daemon protocol over many warm sessions;
 //! * [`claude`]: the Claude Code channel, and the Anthropic-compatible relays that run
 //!   Claude Code against another vendor's endpoint ([`claude::relay`]): the built-in `minimax`
 //!   and `zcode`, and the user-defined ones of `providers.toml` ([`relays`]);
@@ -54,6 +55,7 @@ pub use bridge_channel_opencode as opencode;
 pub use bridge_channel_pi as pi;
 pub use bridge_channel_qwen as qwen;
 pub use bridge_core as core;
+pub use bridge_daemon as daemon;
 pub use permission_mapper;
 pub use sdk_probe;
 
@@ -86,11 +88,11 @@ fn relays_of_this_process() -> impl Iterator<Item = &'static claude::relay::Clau
     claude::relay::BUILT_IN.iter().chain(user).copied()
 }
 
-/// Ids a user-defined relay may not take: every built-in provider and the `system` and
-/// `schema` commands.
+/// Ids a user-defined relay may not take: every built-in provider and the `system`, `schema`
+/// and `daemon` commands.
 pub fn built_in_ids() -> Vec<&'static str> {
     let mut ids = built_in_router().ids();
-    ids.extend(["system", "schema"]);
+    ids.extend(["system", "schema", "daemon"]);
     ids
 }
 

@@ -30,6 +30,7 @@ use std::sync::Arc;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
+mod daemon_cmd;
 mod session_cmd;
 
 /// Drive a coding-agent CLI and stream its turn as ai-bridge markers, JSONL, or readable text.
@@ -99,6 +100,22 @@ pub(crate) struct Cli {
     /// `bridge system status`: print one JSON document instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
+    /// `bridge daemon`: close a session after this many seconds without a turn (its next
+    /// turn resumes it).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 1800,
+        env = "BRIDGE_SESSION_IDLE_TIMEOUT"
+    )]
+    pub(crate) session_idle_timeout: u64,
+    /// `bridge daemon`: most sessions that keep a CLI process at once (the least recently
+    /// used idle one is closed first).
+    #[arg(long, value_name = "N", default_value_t = 8, env = "BRIDGE_MAX_WARM")]
+    pub(crate) max_warm: usize,
+    /// `bridge daemon`: longest a command other than a send may run, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub(crate) command_timeout: u64,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -108,7 +125,17 @@ pub(crate) enum FormatArg {
     Text,
 }
 
-fn fail_line(error: &str) -> ExitCode {
+/// The async runtime of a command (two workers: the machines are small), or the failure
+/// line that says why there is none.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|error| fail_line(&format!("cannot start the async runtime: {error}")))
+}
+
+pub(crate) fn fail_line(error: &str) -> ExitCode {
     println!("{}", serde_json::json!({"success": false, "error": error}));
     ExitCode::from(1)
 }
@@ -118,7 +145,7 @@ fn main() -> ExitCode {
     let router = bridge::router();
     let Some(provider) = cli.provider.clone() else {
         eprintln!(
-            "usage: bridge <provider> <command> [PROMPT]   |   bridge system status [--json]   |   bridge schema [events|control]\nproviders: {}",
+            "usage: bridge <provider> <command> [PROMPT]   |   bridge daemon   |   bridge system status [--json]   |   bridge schema [events|control]\nproviders: {}",
             router.ids().join(", ")
         );
         return fail_line("No provider specified");
@@ -139,6 +166,9 @@ fn main() -> ExitCode {
     }
     if provider == "system" {
         return bridge::system::run(cli.command.as_deref(), cli.json);
+    }
+    if provider == "daemon" {
+        return daemon_cmd::run_daemon(cli);
     }
     let config_error = bridge::relays::user_relays().as_ref().err();
     if let Some(error) = config_error {
@@ -169,13 +199,9 @@ fn main() -> ExitCode {
         ));
     }
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => return fail_line(&format!("cannot start the async runtime: {error}")),
+        Err(code) => return code,
     };
     let code = if command == "session" {
         runtime.block_on(session_cmd::run(cli, channel))

@@ -4,7 +4,6 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -129,35 +128,6 @@ fn denied_over_stdin_nothing_runs_and_the_message_reaches_the_model() {
         "{result}"
     );
     assert_eq!(permission_decision(&out)["applied"], "deny");
-}
-
-/// Plays the plugin's side of the file IPC: answers the first request file matching `prefix`.
-fn answer_ipc_file(dir: &Path, prefix: &str, response_prefix: &str, answer: Value) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for entry in entries.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if name.starts_with(prefix) && name.ends_with(".json") {
-                    let Ok(bytes) = std::fs::read(entry.path()) else {
-                        continue;
-                    };
-                    let Ok(body) = serde_json::from_slice::<Value>(&bytes) else {
-                        continue;
-                    };
-                    let id = body["requestId"].as_str().unwrap().to_string();
-                    std::fs::write(
-                        dir.join(format!("{response_prefix}{id}.json")),
-                        answer.to_string(),
-                    )
-                    .unwrap();
-                    return body;
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("no {prefix}* file appeared in {}", dir.display());
 }
 
 #[test]

@@ -8,8 +8,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io::Write;
+use std::process::{Child, ChildStdin, Command};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -34,21 +34,7 @@ struct Chat {
 impl Chat {
     fn start(cmd: &Command) -> Chat {
         let mut cmd = as_session(cmd);
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        let mut child = cmd.spawn().expect("spawn bridge session");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let (child, stdin, lines) = spawn_piped(&mut cmd);
         Chat {
             child,
             stdin,

@@ -87,6 +87,26 @@ pub trait Conversation: Send {
 
     /// Ends the conversation: the CLI gets its graceful close, then the group kill.
     fn close<'a>(&'a mut self, limits: TurnLimits) -> BoxFuture<'a, ()>;
+
+    /// Starts the CLI for `request` before the first turn, so that turn does not wait for it
+    /// (the plugin's `preconnect`). A conversation without a warm process has nothing to start
+    /// (the default). `ctx` carries the deadlines and where warnings go; no turn runs.
+    ///
+    /// Cancel safety: like [`Conversation::turn`].
+    fn prepare<'a>(
+        &'a mut self,
+        request: &'a Request,
+        ctx: &'a TurnContext,
+    ) -> BoxFuture<'a, Result<(), ErrorInfo>> {
+        let _ = (request, ctx);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// The process id of the warm CLI while it runs (`None` between processes, or for a
+    /// conversation that runs one process per turn).
+    fn pid(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// The conversation of a channel that runs one process per turn: each turn is the channel's
@@ -158,6 +178,8 @@ struct State {
     last: Option<Request>,
     recording: Option<Arc<Recording>>,
     record_warning: Option<String>,
+    /// The continuity `status` was sent ([`SessionOptions::announce_continuity`]).
+    announced: bool,
 }
 
 /// What the session's worker does next, in the order asked.
@@ -169,6 +191,10 @@ enum Job {
     },
     SetPermissionMode(String),
     SetModel(String),
+    Prepare {
+        request: Box<Request>,
+        done: tokio::sync::oneshot::Sender<Result<(), ErrorInfo>>,
+    },
     Close(tokio::sync::oneshot::Sender<()>),
 }
 
@@ -183,6 +209,8 @@ pub struct Session {
     jobs: mpsc::UnboundedSender<Job>,
     /// The id as last seen, readable without waiting for a running turn.
     session_id: Arc<Mutex<Option<String>>>,
+    /// The warm CLI's process id as last seen (after the last turn or preparation).
+    pid: Arc<Mutex<Option<u32>>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -216,10 +244,13 @@ impl Session {
             last: None,
             recording,
             record_warning,
+            announced: false,
         };
         let (jobs, mut queue) = mpsc::unbounded_channel::<Job>();
         let session_id = Arc::new(Mutex::new(None));
         let seen_id = Arc::clone(&session_id);
+        let pid = Arc::new(Mutex::new(None));
+        let seen_pid = Arc::clone(&pid);
         let provider = channel.id();
         tokio::spawn(async move {
             while let Some(job) = queue.recv().await {
@@ -235,6 +266,16 @@ impl Session {
                         if let Ok(mut id) = seen_id.lock() {
                             id.clone_from(&state.session_id);
                         }
+                        if let Ok(mut pid) = seen_pid.lock() {
+                            *pid = state.conversation.as_ref().and_then(|c| c.pid());
+                        }
+                    }
+                    Job::Prepare { request, done } => {
+                        let result = prepare(&channel, &options, &mut state, *request).await;
+                        if let Ok(mut pid) = seen_pid.lock() {
+                            *pid = state.conversation.as_ref().and_then(|c| c.pid());
+                        }
+                        let _ = done.send(result);
                     }
                     Job::SetPermissionMode(mode) => state.permission_mode = Some(mode),
                     Job::SetModel(model) => state.model = Some(model),
@@ -256,7 +297,41 @@ impl Session {
             provider,
             jobs,
             session_id,
+            pid,
         }
+    }
+
+    /// The process id of the warm CLI as of the last turn (or [`Session::prepare`]); `None`
+    /// when the conversation runs a process per turn or none is running.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid.lock().ok().and_then(|pid| *pid)
+    }
+
+    /// Starts the CLI for the settings of `request` (its message is not sent) before the first
+    /// turn, where the conversation keeps a warm process; later turns inherit its settings as
+    /// they inherit a turn's. Warnings are dropped; an error says why the CLI did not start
+    /// (the first turn then tries again). Runs in order with the turns asked for.
+    ///
+    /// Cancel safety: dropping the future does not cancel the preparation, which the session
+    /// finishes before its next turn.
+    pub async fn prepare(&self, request: Request) -> Result<(), ErrorInfo> {
+        let (done, prepared) = tokio::sync::oneshot::channel();
+        let job = Job::Prepare {
+            request: Box::new(request),
+            done,
+        };
+        if self.jobs.send(job).is_err() {
+            return Err(ErrorInfo::new(
+                ErrorCode::InvalidRequest,
+                "the session is closed",
+            ));
+        }
+        prepared.await.unwrap_or_else(|_| {
+            Err(ErrorInfo::new(
+                ErrorCode::Internal,
+                "the session ended while it was starting its CLI",
+            ))
+        })
     }
 
     /// The conversation's id, once a turn reported it.
@@ -379,6 +454,61 @@ impl Guarded {
     }
 }
 
+/// The session's conversation, made by the channel for `request` when there is none yet.
+fn conversation_of<'a>(
+    channel: &Arc<dyn Channel>,
+    state: &'a mut State,
+    request: &Request,
+) -> &'a mut Box<dyn Conversation> {
+    state.conversation.get_or_insert_with(|| {
+        channel
+            .conversation(request)
+            .unwrap_or_else(|| Box::new(Respawn::new(Arc::clone(channel), channel.resumes())))
+    })
+}
+
+/// [`Session::prepare`] on the worker: the request checked as a turn's would be, then the
+/// conversation's [`Conversation::prepare`].
+async fn prepare(
+    channel: &Arc<dyn Channel>,
+    options: &SessionOptions,
+    state: &mut State,
+    mut request: Request,
+) -> Result<(), ErrorInfo> {
+    request
+        .validate()
+        .and_then(|()| channel.check_transport(&request))
+        .map_err(|error| ErrorInfo::new(ErrorCode::InvalidRequest, error.to_string()))?;
+    if state
+        .conversation
+        .as_ref()
+        .is_some_and(|c| c.pid().is_some())
+    {
+        return Ok(());
+    }
+    if let Some(last) = &state.last {
+        request.inherit(last);
+    }
+    state.last = Some(request.settings_only());
+    if state.session_id.is_none() && channel.resumes() {
+        state.session_id.clone_from(&request.session_id);
+    }
+    // Nobody reads the preparation's events: a channel that fills the buffer gets dropped
+    // warnings, not a stall.
+    let (events, mut drain) = mpsc::channel(64);
+    tokio::spawn(async move { while drain.recv().await.is_some() {} });
+    let mut ctx = TurnContext::new(events, CancellationToken::new(), options.limits);
+    if let Some(broker) = &options.permissions {
+        ctx.permissions = Arc::clone(broker);
+    }
+    ctx.abort = options.abort.clone();
+    ctx.record = state.recording.clone();
+    ctx.env = request.env.clone().into();
+    conversation_of(channel, state, &request)
+        .prepare(&request, &ctx)
+        .await
+}
+
 async fn run_turn(
     channel: &Arc<dyn Channel>,
     options: &SessionOptions,
@@ -404,6 +534,8 @@ async fn run_turn(
             if let Some(key) = &request.api_key {
                 out.redactor.add(key.expose());
             }
+            out.redactor
+                .add_env(request.env.iter().map(|(k, v)| (k, v)));
             request
         }
         Err(error) => {
@@ -439,20 +571,14 @@ async fn run_turn(
     }
     state.last = Some(request.settings_only());
 
-    let conversation = match &mut state.conversation {
-        Some(conversation) => conversation,
-        None => {
-            let conversation = channel
-                .conversation(&request)
-                .unwrap_or_else(|| Box::new(Respawn::new(Arc::clone(channel), channel.resumes())));
-            if options.announce_continuity {
-                let how = conversation.continuity();
-                out.send(Event::status(format!("conversation: {}", how.as_str())))
-                    .await;
-            }
-            state.conversation.insert(conversation)
-        }
-    };
+    if options.announce_continuity && !state.announced {
+        state.announced = true;
+        let how = conversation_of(channel, state, &request).continuity();
+        out.send(Event::status(format!("conversation: {}", how.as_str())))
+            .await;
+    }
+    let recording = state.recording.clone();
+    let conversation = conversation_of(channel, state, &request);
 
     let (events, mut receiver) = mpsc::channel(256);
     let mut ctx = TurnContext::new(events, cancel, options.limits);
@@ -461,7 +587,8 @@ async fn run_turn(
         ctx.permissions = Arc::clone(broker);
     }
     ctx.abort = out.gone.clone();
-    ctx.record = state.recording.clone();
+    ctx.record = recording;
+    ctx.env = request.env.clone().into();
     let mut turn = conversation.turn(request, ctx);
     let mut session_id = None;
     let mut running = true;

@@ -52,6 +52,11 @@ pub trait Sink {
     fn add_secret(&mut self, secret: &str);
     /// Writes one event (already redacted across deltas); an error means the reader is gone.
     fn write_event(&mut self, event: &Event) -> std::io::Result<()>;
+    /// Writes one diagnostic line (already redacted, one line) where this output keeps them:
+    /// the process's stderr by default, best effort (a closed stderr must not stop the turn).
+    fn write_diagnostic(&mut self, line: &str) {
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
 }
 
 /// A wire format: each event encoded as lines and written through a redacting [`LineWriter`].
@@ -154,10 +159,10 @@ pub async fn run_session_turn(
 
 /// Writes the events of one turn (a stream from [`Session::turn`]) to `sink`, up to its turn
 /// end. A write that fails (the reader is gone) cancels `cancel` and [`SendOptions::abort`].
-pub async fn write_turn(
+pub async fn write_turn<S: Sink + ?Sized>(
     mut events: futures_util::stream::BoxStream<'static, Event>,
     options: &SendOptions,
-    sink: &mut dyn Sink,
+    sink: &mut S,
     cancel: CancellationToken,
 ) -> SendOutcome {
     let mut outcome = SendOutcome {
@@ -182,8 +187,7 @@ pub async fn write_turn(
             Event::Warning { code, message } if options.warnings_to_stderr => {
                 let line = format!("[WARNING] {code}: {message}");
                 let line = sink.redactor().redact(&line).replace(['\r', '\n'], " ");
-                // Best effort: a closed stderr must not stop the turn.
-                let _ = writeln!(std::io::stderr(), "{line}");
+                sink.write_diagnostic(&line);
             }
             _ => {}
         }

@@ -49,16 +49,17 @@ pub fn safety_net_from(value: Option<&str>) -> Duration {
 impl FileIpc {
     /// The IPC described by the environment, when `CLAUDE_PERMISSION_DIR` is set.
     pub fn from_env(cwd: &Path) -> Option<FileIpc> {
-        let dir = std::env::var_os("CLAUDE_PERMISSION_DIR").filter(|d| !d.is_empty())?;
-        let session = std::env::var("CLAUDE_SESSION_ID")
-            .ok()
+        Self::from_vars(|name| std::env::var(name).ok(), cwd)
+    }
+
+    /// The IPC the variables `var` looks up describe (a daemon request's own `env` first,
+    /// then the daemon's), when `CLAUDE_PERMISSION_DIR` is set.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>, cwd: &Path) -> Option<FileIpc> {
+        let dir = var("CLAUDE_PERMISSION_DIR").filter(|d| !d.is_empty())?;
+        let session = var("CLAUDE_SESSION_ID")
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "default".into());
-        let safety_net = safety_net_from(
-            std::env::var("CLAUDE_PERMISSION_SAFETY_NET_MS")
-                .ok()
-                .as_deref(),
-        );
+        let safety_net = safety_net_from(var("CLAUDE_PERMISSION_SAFETY_NET_MS").as_deref());
         Some(FileIpc::new(PathBuf::from(dir), session, cwd, safety_net))
     }
 

@@ -589,6 +589,62 @@ impl Drop for ChildProcess {
     }
 }
 
+/// Resident memory of process `pid` and all its descendants, in bytes (`/proc` on Linux;
+/// `None` elsewhere, or when `pid` is gone). A snapshot: the tree can change while it is read.
+pub fn tree_rss_bytes(pid: u32) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let rss = |pid: u32| -> Option<u64> {
+            let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+            let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+            Some(pages * page_size())
+        };
+        let own = rss(pid)?;
+        // Parent links of every process; `comm` may hold spaces and parentheses, so the
+        // fields are read after the last `)`.
+        let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let Some(child) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+                continue;
+            };
+            let Some(ppid) = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|ppid| ppid.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            children.entry(ppid).or_default().push(child);
+        }
+        let mut total = own;
+        let mut stack = children.remove(&pid).unwrap_or_default();
+        while let Some(next) = stack.pop() {
+            total += rss(next).unwrap_or(0);
+            stack.extend(children.remove(&next).unwrap_or_default());
+        }
+        Some(total)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).unwrap_or(4096)
+}
+
 /// Describes an exit status for users: `exit code 1`, `signal 9 (SIGKILL)`.
 pub fn describe_exit(status: &ExitStatus) -> String {
     if let Some(code) = status.code() {

@@ -104,8 +104,84 @@ pub struct Request {
     /// Which of the provider's transports to use (`acp`, `json`, …); `None` is the provider's
     /// default. See [`crate::channel::Transports`].
     pub transport: Option<String>,
+    /// `env`: variables for this request's CLI process (the daemon's per-request environment,
+    /// ai-bridge protocol §4.6), in the order sent. Set on the child only, never on the
+    /// bridge's own environment; a variable the bridge scrubs from every child (`NODE_OPTIONS`,
+    /// `LD_*`, … [`crate::process::is_scrubbed_env`]) or one a request field controls
+    /// ([`REQUEST_CONTROLLED_ENV`]) is dropped when the request is parsed. The variables the
+    /// channel sets itself (the request's key, endpoint) win over these.
+    pub env: Vec<(String, String)>,
     /// Fields this version does not interpret, kept for channels that do.
     pub extra: Map<String, Value>,
+}
+
+/// Variables a request's `env` may not set because a request field says what they mean
+/// (model routing, effort, thinking budget, the 1M context switch): the plugin's daemon skips
+/// them too, and letting them through would make `model` or `reasoningEffort` lie.
+pub const REQUEST_CONTROLLED_ENV: &[&str] = &[
+    "ANTHROPIC_MODEL",
+    "ANTHROPIC_SMALL_FAST_MODEL",
+    "ANTHROPIC_DEFAULT_OPUS_MODEL",
+    "ANTHROPIC_DEFAULT_SONNET_MODEL",
+    "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+    "CLAUDE_CODE_SUBAGENT_MODEL",
+    "CLAUDE_CODE_EFFORT_LEVEL",
+    "MAX_THINKING_TOKENS",
+    "CLAUDE_CODE_DISABLE_1M_CONTEXT",
+];
+
+/// Whether a request's `env` may set `key` (see [`Request::env`]).
+///
+/// ```
+/// use bridge_core::request::request_env_allowed;
+/// assert!(request_env_allowed("IDEA_PROJECT_PATH"));
+/// assert!(!request_env_allowed("NODE_OPTIONS"));
+/// assert!(!request_env_allowed("LD_PRELOAD"));
+/// assert!(!request_env_allowed("MAX_THINKING_TOKENS"));
+/// assert!(!request_env_allowed(""));
+/// ```
+pub fn request_env_allowed(key: &str) -> bool {
+    !key.is_empty()
+        && !key.contains(['=', '\0'])
+        && !crate::process::is_scrubbed_env(key)
+        && !REQUEST_CONTROLLED_ENV.contains(&key)
+}
+
+/// The `env` object of a request: string values as they are, numbers and booleans as text
+/// (`String(value)` in the Node daemon), `null` skipped; variables
+/// [`request_env_allowed`] refuses are dropped.
+fn parse_env(value: Option<Value>) -> Result<Vec<(String, String)>, RequestError> {
+    let object = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Object(object)) => object,
+        Some(other) => {
+            return Err(RequestError::WrongType {
+                field: "env",
+                expected: "an object of strings",
+                got: type_name(&other),
+            });
+        }
+    };
+    let mut env = Vec::with_capacity(object.len());
+    for (key, value) in object {
+        let value = match value {
+            Value::Null => continue,
+            Value::String(s) => s,
+            Value::Bool(b) => b.to_string(),
+            Value::Number(n) => n.to_string(),
+            other => {
+                return Err(RequestError::WrongType {
+                    field: "env",
+                    expected: "an object of strings",
+                    got: type_name(&other),
+                });
+            }
+        };
+        if request_env_allowed(&key) && !value.contains('\0') {
+            env.push((key, value));
+        }
+    }
+    Ok(env)
 }
 
 /// Why a request was rejected. The message tells the client what to fix.
@@ -277,6 +353,7 @@ pub struct LaunchSettings {
     agent_prompt: Option<String>,
     disable_thinking: bool,
     transport: Option<String>,
+    env: Vec<(String, String)>,
 }
 
 impl LaunchSettings {
@@ -296,6 +373,7 @@ impl LaunchSettings {
                 self.disable_thinking != other.disable_thinking,
             ),
             ("transport", self.transport != other.transport),
+            ("env", self.env != other.env),
         ]
         .into_iter()
         .filter_map(|(name, differs)| differs.then_some(name))
@@ -314,12 +392,13 @@ impl Request {
             agent_prompt: self.agent_prompt.clone(),
             disable_thinking: self.disable_thinking,
             transport: self.transport.clone(),
+            env: self.env.clone(),
         }
     }
 
     /// Fills the settings this request leaves out from `earlier` (the turn before in a
     /// session): permission mode, model, working directory, endpoint and key, reasoning
-    /// effort, system prompt, transport. The message, attachments and IDE context are the
+    /// effort, system prompt, transport, `env` (when this request has none). The message, attachments and IDE context are the
     /// turn's own.
     pub fn inherit(&mut self, earlier: &Request) {
         fn keep<T: Clone>(field: &mut Option<T>, earlier: &Option<T>) {
@@ -335,6 +414,9 @@ impl Request {
         keep(&mut self.reasoning_effort, &earlier.reasoning_effort);
         keep(&mut self.agent_prompt, &earlier.agent_prompt);
         keep(&mut self.transport, &earlier.transport);
+        if self.env.is_empty() {
+            self.env.clone_from(&earlier.env);
+        }
     }
 
     /// This request's settings without its message, attachments and IDE context (what a later
@@ -356,6 +438,7 @@ impl Request {
             streaming: self.streaming,
             opened_files: None,
             transport: self.transport.clone(),
+            env: self.env.clone(),
             extra: self.extra.clone(),
         }
     }
@@ -377,6 +460,7 @@ impl Request {
             streaming: None,
             opened_files: None,
             transport: None,
+            env: Vec::new(),
             extra: Map::new(),
         }
     }
@@ -512,6 +596,7 @@ impl Request {
                 object.remove("openedFiles"),
             )?,
             transport: take_string(&mut object, "transport")?,
+            env: parse_env(object.remove("env"))?,
             extra: object,
         })
     }

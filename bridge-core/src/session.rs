@@ -343,7 +343,7 @@ impl Process {
         command: &CommandSpec,
         ctx: &TurnContext,
     ) -> Result<Process, ErrorInfo> {
-        let command = ctx.recorded(command);
+        let command = ctx.prepared(command);
         let (mut child, stderr_lines) = ChildProcess::spawn_with_stderr_lines(&command)
             .map_err(|error| ErrorInfo::new(ErrorCode::SpawnFailed, error.to_string()))?;
         let stdin = child.take_stdin().map(|mut stdin| {

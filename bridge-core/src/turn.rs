@@ -142,6 +142,9 @@ pub struct TurnContext {
     /// Where the CLI's stdin, stdout and stderr are also recorded (`--record`); set on every
     /// command the turn spawns that has no recording of its own.
     pub record: Option<Arc<crate::record::Recording>>,
+    /// The request's own variables for every CLI process the turn starts
+    /// ([`crate::request::Request::env`]); the command's own variables win.
+    pub env: Arc<[(String, String)]>,
 }
 
 impl TurnContext {
@@ -155,14 +158,30 @@ impl TurnContext {
             permissions: Arc::new(PermissionBroker::unattended()),
             abort: CancellationToken::new(),
             record: None,
+            env: Arc::new([]),
         }
     }
 
-    /// `command` with this turn's recording attached (unless it has its own).
-    pub fn recorded(&self, command: &CommandSpec) -> CommandSpec {
+    /// `command` as this turn starts it: with the turn's recording attached (unless it has its
+    /// own) and the request's variables ([`TurnContext::env`]) under the command's own ones (a
+    /// variable the command sets or removes keeps the command's value).
+    pub fn prepared(&self, command: &CommandSpec) -> CommandSpec {
         let mut command = command.clone();
         if command.record.is_none() {
             command.record = self.record.clone();
+        }
+        if !self.env.is_empty() {
+            let own = |key: &str| {
+                command.env.iter().any(|(k, _)| k == key)
+                    || command.env_remove.iter().any(|k| k == key)
+            };
+            let overlay: Vec<_> = self
+                .env
+                .iter()
+                .filter(|(key, _)| !own(key))
+                .map(|(key, value)| (key.into(), value.into()))
+                .collect();
+            command.env.splice(0..0, overlay);
         }
         command
     }

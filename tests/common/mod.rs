@@ -492,3 +492,60 @@ pub fn snapshot_both_formats(
     });
     (markers, jsonl)
 }
+
+/// Plays the plugin's side of the file IPC: answers the first request file matching `prefix`.
+pub fn answer_ipc_file(dir: &Path, prefix: &str, response_prefix: &str, answer: Value) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with(prefix) && name.ends_with(".json") {
+                    let Ok(bytes) = std::fs::read(entry.path()) else {
+                        continue;
+                    };
+                    let Ok(body) = serde_json::from_slice::<Value>(&bytes) else {
+                        continue;
+                    };
+                    let id = body["requestId"].as_str().unwrap().to_string();
+                    std::fs::write(
+                        dir.join(format!("{response_prefix}{id}.json")),
+                        answer.to_string(),
+                    )
+                    .unwrap();
+                    return body;
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("no {prefix}* file appeared in {}", dir.display());
+}
+
+/// Spawns `cmd` with piped stdin and stdout (stderr inherited) and a thread that forwards
+/// each stdout line: the child, its stdin, and the lines.
+pub fn spawn_piped(
+    cmd: &mut Command,
+) -> (
+    std::process::Child,
+    Option<std::process::ChildStdin>,
+    std::sync::mpsc::Receiver<String>,
+) {
+    use std::io::BufRead;
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = cmd.spawn().expect("spawn the bridge");
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, stdin, lines)
+}

@@ -355,6 +355,32 @@ impl Conversation for ClaudeConversation {
             }
         })
     }
+
+    fn prepare<'a>(
+        &'a mut self,
+        request: &'a Request,
+        ctx: &'a TurnContext,
+    ) -> BoxFuture<'a, Result<(), ErrorInfo>> {
+        Box::pin(async move {
+            if self.session_id.is_none() {
+                self.session_id.clone_from(&request.session_id);
+            }
+            if self.process.as_mut().is_some_and(|p| p.check_alive()) {
+                return Ok(());
+            }
+            // Claude Code reads its first stream-json message whenever it comes: starting it
+            // now is all a pre-connect can do.
+            self.start(request, ctx).await
+        })
+    }
+
+    fn pid(&self) -> Option<u32> {
+        self.process
+            .as_ref()
+            .filter(|process| process.is_alive())
+            .and_then(Process::pid)
+            .and_then(|pid| u32::try_from(pid).ok())
+    }
 }
 
 #[cfg(test)]

@@ -645,6 +645,13 @@ impl Conversation for AcpConversation {
             }
         })
     }
+
+    fn pid(&self) -> Option<u32> {
+        self.session
+            .as_ref()
+            .and_then(AcpSession::pid)
+            .and_then(|pid| u32::try_from(pid).ok())
+    }
 }
 
 /// How long an ACP provider may take to answer each handshake request by default.

@@ -1,0 +1,247 @@
+//! The daemon's warm sessions: keyed by provider and session id, closed when idle too long,
+//! and at most so many with a live CLI process (the least recently used goes first).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bridge_core::conversation::Session;
+
+use crate::wire::SessionStatus;
+
+/// One session the daemon holds.
+struct Entry {
+    /// Registry-local handle (stable while the entry lives).
+    handle: u64,
+    provider: String,
+    /// The conversation id: the request's, or the one its first turn reported.
+    session_id: Option<String>,
+    session: Arc<Session>,
+    /// Turns running or queued on it.
+    busy: usize,
+    last_used: Instant,
+    turns: u64,
+    /// Started by a `preconnect` and not used since: the next new conversation takes it.
+    spare: bool,
+}
+
+/// A session checked out for one request; give it back with [`Registry::release`].
+#[derive(Debug, Clone)]
+pub struct Lease {
+    /// The entry.
+    pub handle: u64,
+    /// Its session.
+    pub session: Arc<Session>,
+}
+
+/// Sessions closed by the registry: the caller closes them (gracefully, off the lock).
+pub type Evicted = Vec<Arc<Session>>;
+
+/// The sessions of one daemon (see the [module docs](self)).
+#[derive(Default)]
+pub struct Registry {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    entries: Vec<Entry>,
+    next_handle: u64,
+}
+
+impl Registry {
+    /// The session for `provider` and `session_id`, checked out for one request: the one
+    /// that holds that conversation, or for a request without an id a spare started by a
+    /// pre-connect; `None` when there is none (open one and [`Registry::insert`] it).
+    pub fn checkout(&self, provider: &str, session_id: Option<&str>) -> Option<Lease> {
+        let mut inner = self.inner.lock().ok()?;
+        let entry = inner.entries.iter_mut().find(|e| {
+            e.provider == provider
+                && match session_id {
+                    Some(id) => e.session_id.as_deref() == Some(id),
+                    None => e.spare && e.busy == 0,
+                }
+        })?;
+        entry.busy += 1;
+        entry.spare = false;
+        entry.last_used = Instant::now();
+        Some(Lease {
+            handle: entry.handle,
+            session: Arc::clone(&entry.session),
+        })
+    }
+
+    /// Adds a new session, checked out (`spare`: made by a pre-connect, not checked out).
+    pub fn insert(
+        &self,
+        provider: &str,
+        session_id: Option<String>,
+        session: Arc<Session>,
+        spare: bool,
+    ) -> Lease {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.next_handle += 1;
+        let handle = inner.next_handle;
+        inner.entries.push(Entry {
+            handle,
+            provider: provider.to_string(),
+            session_id,
+            session: Arc::clone(&session),
+            busy: usize::from(!spare),
+            last_used: Instant::now(),
+            turns: 0,
+            spare,
+        });
+        Lease { handle, session }
+    }
+
+    /// Records the conversation id a turn of `handle` reported (the next request with that id
+    /// lands on it). A second entry that claimed the same id (two requests resumed it at
+    /// once) gives it up: the newest holder wins.
+    pub fn name(&self, handle: u64, session_id: &str) {
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        for entry in &mut inner.entries {
+            if entry.handle == handle {
+                entry.session_id = Some(session_id.to_string());
+            } else if entry.session_id.as_deref() == Some(session_id) {
+                entry.session_id = None;
+            }
+        }
+    }
+
+    /// Gives back a checked-out session after its request (`turned`: a turn ran on it).
+    pub fn release(&self, handle: u64, turned: bool) {
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        if let Some(entry) = inner.entries.iter_mut().find(|e| e.handle == handle) {
+            entry.busy = entry.busy.saturating_sub(1);
+            entry.last_used = Instant::now();
+            entry.turns += u64::from(turned);
+        }
+    }
+
+    /// Makes `handle` the spare of its provider: the next request without a session id takes
+    /// it (a pre-connect that started a new conversation's CLI).
+    pub fn mark_spare(&self, handle: u64) {
+        if let Ok(mut inner) = self.inner.lock()
+            && let Some(entry) = inner.entries.iter_mut().find(|e| e.handle == handle)
+        {
+            entry.spare = entry.session_id.is_none();
+        }
+    }
+
+    /// Removes the sessions idle for longer than `idle`, and while more than `max_warm` hold a
+    /// live CLI process, the least recently used idle ones (`keep`: a handle not to evict, the
+    /// one about to be used). Busy sessions are never removed.
+    pub fn sweep(&self, idle: Duration, max_warm: usize, keep: Option<u64>) -> Evicted {
+        let Ok(mut inner) = self.inner.lock() else {
+            return Vec::new();
+        };
+        let now = Instant::now();
+        let mut evicted = Vec::new();
+        inner.entries.retain(|entry| {
+            let stale = entry.busy == 0
+                && Some(entry.handle) != keep
+                && now.duration_since(entry.last_used) >= idle;
+            if stale {
+                evicted.push(Arc::clone(&entry.session));
+            }
+            !stale
+        });
+        loop {
+            let warm = inner
+                .entries
+                .iter()
+                .filter(|e| e.session.pid().is_some())
+                .count();
+            if warm <= max_warm {
+                break;
+            }
+            let oldest = inner
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.busy == 0 && Some(e.handle) != keep && e.session.pid().is_some())
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(index, _)| index);
+            match oldest {
+                Some(index) => evicted.push(inner.entries.remove(index).session),
+                // Every warm one is busy: the cap is met again as their turns end.
+                None => break,
+            }
+        }
+        evicted
+    }
+
+    /// Removes the sessions `select` picks (not busy ones unless `busy_too`).
+    pub fn remove_where(
+        &self,
+        busy_too: bool,
+        select: impl Fn(&str, Option<&str>) -> bool,
+    ) -> Evicted {
+        let Ok(mut inner) = self.inner.lock() else {
+            return Vec::new();
+        };
+        let mut removed = Vec::new();
+        inner.entries.retain(|entry| {
+            let pick = (busy_too || entry.busy == 0)
+                && select(&entry.provider, entry.session_id.as_deref());
+            if pick {
+                removed.push(Arc::clone(&entry.session));
+            }
+            !pick
+        });
+        removed
+    }
+
+    /// The sessions `select` picks (for live settings such as the permission mode).
+    pub fn find(&self, select: impl Fn(&str, Option<&str>) -> bool) -> Vec<Arc<Session>> {
+        let Ok(inner) = self.inner.lock() else {
+            return Vec::new();
+        };
+        inner
+            .entries
+            .iter()
+            .filter(|e| select(&e.provider, e.session_id.as_deref()))
+            .map(|e| Arc::clone(&e.session))
+            .collect()
+    }
+
+    /// Every session, for `status` (`rss`: the memory of a process tree).
+    pub fn status(&self, rss: impl Fn(u32) -> Option<u64>) -> Vec<SessionStatus> {
+        let Ok(inner) = self.inner.lock() else {
+            return Vec::new();
+        };
+        let now = Instant::now();
+        inner
+            .entries
+            .iter()
+            .map(|entry| {
+                let pid = entry.session.pid();
+                SessionStatus {
+                    provider: entry.provider.clone(),
+                    session_id: entry.session_id.clone(),
+                    pid,
+                    idle_seconds: if entry.busy > 0 {
+                        0
+                    } else {
+                        now.duration_since(entry.last_used).as_secs()
+                    },
+                    busy: entry.busy > 0,
+                    turns: entry.turns,
+                    rss_bytes: pid.and_then(&rss),
+                }
+            })
+            .collect()
+    }
+
+    /// Removes every session (shutdown).
+    pub fn drain(&self) -> Evicted {
+        match self.inner.lock() {
+            Ok(mut inner) => inner.entries.drain(..).map(|e| e.session).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+}
