@@ -355,11 +355,14 @@ fn qwen_killed_between_turns_restarts_and_resumes() {
 }
 
 /// A CLI killed during a turn fails that turn (an error with what the CLI said, never a
-/// success); the next turn restarts it and works.
-fn killed_during_a_turn(cmd: &Command) {
+/// success); the next turn restarts it and works. `persisted` waits until the CLI has saved
+/// the first turn (session id given), so the kill tests the bridge, not the CLI's own
+/// write-behind.
+fn killed_during_a_turn(cmd: &Command, persisted: impl Fn(&str)) {
     let mut chat = Chat::start(cmd);
     let first = chat.turn(json!({"message": "MOCK:text first turn"}));
     assert_eq!(end(&first)["success"], true, "{first:?}");
+    persisted(end(&first)["session_id"].as_str().unwrap_or_default());
     let pids = chat.cli_pids();
     assert_eq!(pids.len(), 1, "{pids:?}");
     let mut killed = false;
@@ -388,14 +391,40 @@ fn killed_during_a_turn(cmd: &Command) {
 fn claude_killed_during_a_turn_fails_it_and_the_next_works() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
-    killed_during_a_turn(&claude(&sandbox, &mock));
+    // Claude Code writes its session file a moment after `result`: a kill within that moment
+    // loses the conversation in the CLI itself (its resume then says "No conversation found").
+    let projects = sandbox.home().join(".claude/projects");
+    killed_during_a_turn(&claude(&sandbox, &mock), |id| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let saved = || {
+            std::fs::read_dir(&projects)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|dir| {
+                    std::fs::read_to_string(dir.path().join(format!("{id}.jsonl"))).is_ok_and(
+                        |text| text.contains("first turn") && text.contains("\"assistant\""),
+                    )
+                })
+        };
+        while !saved() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "Claude Code never saved session {id}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
 }
 
 #[test]
 fn copilot_killed_during_a_turn_fails_it_and_the_next_works() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
-    killed_during_a_turn(&acp_command(Provider::Copilot, &sandbox, &mock.url(), &[]));
+    killed_during_a_turn(
+        &acp_command(Provider::Copilot, &sandbox, &mock.url(), &[]),
+        |_| {},
+    );
 }
 
 #[test]
