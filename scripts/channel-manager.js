@@ -20,7 +20,9 @@ Promise.all([import('node:child_process'), import('node:fs'), import('node:path'
       const local = path.join(here, process.platform === 'win32' ? 'bridge.exe' : 'bridge');
       return fs.existsSync(local) ? local : 'bridge';
     };
-    const child = childProcess.spawn(findBridge(), process.argv.slice(2), { stdio: 'inherit' });
+    // `daemon.js` sets the leading arguments (`daemon`) before it loads this file.
+    const leading = Array.isArray(globalThis.__bridgeShimArgs) ? globalThis.__bridgeShimArgs : [];
+    const child = childProcess.spawn(findBridge(), leading.concat(process.argv.slice(2)), { stdio: 'inherit' });
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
       process.on(signal, () => child.kill(signal));
     }

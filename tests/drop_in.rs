@@ -1,6 +1,8 @@
 //! The `channel-manager.js` shim: a plugin that can only run `node channel-manager.js <provider>
 //! <command>` gets exactly what the native binary prints, and its stop button still works.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
@@ -165,5 +167,85 @@ printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"o
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(out.status.code(), Some(0), "type {module_type}");
+    }
+}
+
+/// `node daemon.js` (the plugin's warm path) is `bridge daemon`: `ready`, a turn tagged by its
+/// id, and when the plugin kills node the way `DaemonBridge.stop()` does (`destroyForcibly`),
+/// the bridge notices its parent is gone and leaves no process behind.
+#[test]
+fn the_daemon_shim_serves_turns_and_dies_with_its_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = fake_cli(
+        dir.path(),
+        r#"read line
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"s-9"}'
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"warm","session_id":"s-9"}'
+exec sleep 60"#,
+    );
+    let plugin_dir = dir.path().join("ai-bridge");
+    std::fs::create_dir_all(plugin_dir.join("node_modules")).unwrap();
+    std::fs::write(
+        plugin_dir.join("package.json"),
+        r#"{"name":"ai-bridge","type":"module"}"#,
+    )
+    .unwrap();
+    for file in ["channel-manager.js", "daemon.js"] {
+        std::fs::copy(
+            format!("{}/scripts/{file}", env!("CARGO_MANIFEST_DIR")),
+            plugin_dir.join(file),
+        )
+        .unwrap();
+    }
+    let mut cmd = Command::new("node");
+    cmd.arg(plugin_dir.join("daemon.js"))
+        .current_dir(&plugin_dir)
+        .env("BRIDGE_BIN", env!("CARGO_BIN_EXE_bridge"))
+        .env("CLAUDE_CODE_PATH", &cli)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut node = cmd.spawn().unwrap();
+    let mut stdin = node.stdin.take().unwrap();
+    let mut lines = BufReader::new(node.stdout.take().unwrap()).lines();
+    let mut next = || -> serde_json::Value {
+        serde_json::from_str(&lines.next().expect("a line").unwrap()).unwrap()
+    };
+    assert_eq!(next()["event"], "starting");
+    assert_eq!(next()["event"], "ready");
+    writeln!(
+        stdin,
+        r#"{{"id":"1","method":"claude.send","params":{{"message":"hi"}}}}"#
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let done = loop {
+        let line = next();
+        if line["done"] == true {
+            break line;
+        }
+        got.push(line);
+    };
+    assert_eq!(done["id"], "1");
+    assert_eq!(done["success"], true, "{got:?}");
+    assert!(
+        got.iter().any(|l| l["id"] == "1"
+            && l["line"] == r#"{"success":true,"sessionId":"s-9","result":"warm"}"#),
+        "{got:?}"
+    );
+    let bridge = common::children_of(node.id());
+    assert_eq!(bridge.len(), 1, "node runs one bridge: {bridge:?}");
+    let warm = common::children_of(bridge[0] as u32);
+    assert_eq!(warm.len(), 1, "the session keeps its CLI: {warm:?}");
+    node.kill().unwrap();
+    node.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while common::group_alive(warm[0])
+        || std::path::Path::new(&format!("/proc/{}", bridge[0])).exists()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bridge daemon or its CLI outlived node"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
