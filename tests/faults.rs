@@ -3113,3 +3113,131 @@ fn unknown_control_lines_in_a_session_are_warnings_and_the_session_goes_on() {
     );
     assert_eq!(turn_pids(&fake).len(), 1, "only the request ran a turn");
 }
+
+/// `bridge daemon` over a fake: the requests of one `<provider>.send` line each, tagged by id.
+struct DaemonRun {
+    running: Running,
+    seen: Vec<Value>,
+}
+
+impl DaemonRun {
+    fn start(fake: &Fake) -> DaemonRun {
+        DaemonRun {
+            running: Running::spawn(fake.bridge(&["daemon"]), Input::OpenSilent),
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, provider: &str, id: &str, params: Value) {
+        let line = json!({"id": id, "method": format!("{provider}.send"), "params": params});
+        self.running.write_stdin(format!("{line}\n").as_bytes());
+    }
+
+    /// Reads until request `id` is done; returns its `done` line and its output lines.
+    fn done(&mut self, id: &str) -> (Value, Vec<String>) {
+        loop {
+            if let Some(done) = self
+                .seen
+                .iter()
+                .find(|v| v["id"] == id && v["done"] == true)
+            {
+                let lines = self
+                    .seen
+                    .iter()
+                    .filter(|v| v["id"] == id)
+                    .filter_map(|v| v["line"].as_str().map(str::to_string))
+                    .collect();
+                return (done.clone(), lines);
+            }
+            let line = self
+                .running
+                .next_line(SECS(120))
+                .unwrap_or_else(|| panic!("request {id} never ended; so far: {:?}", self.seen));
+            self.seen
+                .push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}")));
+        }
+    }
+}
+
+/// A CLI that dies during a daemon turn fails that request only: a turn of another session
+/// running at the same time succeeds, the dead session's next turn starts a new process, and
+/// no key (the request's, the environment's, a secret `env` variable's) reaches stdout or
+/// stderr. stdin EOF then ends the daemon with nothing left behind.
+#[test]
+fn a_cli_dying_in_the_daemon_takes_down_its_own_request_only() {
+    for engine in engines() {
+        let fake = Fake::new(engine, "session").var("WARM", u8::from(warm(engine)));
+        let mut daemon = DaemonRun::start(&fake);
+        // Each conversation's own id, through its request's `env` (the fakes read it there).
+        let params = |message: &str, session: &str, resume: bool| {
+            let mut params = json!({"message": message, "apiKey": CANARY_REQUEST_KEY,
+                "env": {"FAKE_SESSION_ID": session, "BRIDGE_FAULTS_TOKEN": CANARY_ENV_TOKEN}});
+            if resume {
+                params["sessionId"] = json!(session);
+            }
+            params
+        };
+        daemon.send(
+            engine.provider,
+            "a1",
+            params("TURN-OK first", "sess-a", false),
+        );
+        let (first, lines) = daemon.done("a1");
+        assert_eq!(first["success"], true, "{}: {lines:?}", engine.name);
+        // b streams while a's CLI dies. (The fakes share one request file: b's must have been
+        // read before a's is written.)
+        daemon.send(
+            engine.provider,
+            "b1",
+            params("TURN-SLOW other", "sess-b", false),
+        );
+        while !daemon
+            .seen
+            .iter()
+            .any(|v| v["id"] == "b1" && v["line"].as_str().is_some_and(|l| l.contains("s1;")))
+        {
+            let line = daemon.running.next_line(SECS(60)).expect("b streams");
+            daemon.seen.push(serde_json::from_str(&line).unwrap());
+        }
+        daemon.send(
+            engine.provider,
+            "a2",
+            params("TURN-DIE now", "sess-a", true),
+        );
+        let (died, died_lines) = daemon.done("a2");
+        assert_eq!(died["success"], false, "{}: {died_lines:?}", engine.name);
+        assert!(
+            died_lines.iter().any(|l| l.starts_with("[SEND_ERROR]")),
+            "{}: {died_lines:?}",
+            engine.name
+        );
+        let (other, other_lines) = daemon.done("b1");
+        assert_eq!(other["success"], true, "{}: {other_lines:?}", engine.name);
+        assert!(
+            other_lines.iter().any(|l| l.contains("s20;")),
+            "{}: {other_lines:?}",
+            engine.name
+        );
+        daemon.send(
+            engine.provider,
+            "a3",
+            params("TURN-SECRETS after", "sess-a", true),
+        );
+        let (after, after_lines) = daemon.done("a3");
+        assert_eq!(after["success"], true, "{}: {after_lines:?}", engine.name);
+        assert!(
+            after_lines.iter().any(|l| l.contains("[redacted]")),
+            "{}: the key was not shown redacted: {after_lines:?}",
+            engine.name
+        );
+        daemon.running.close_stdin();
+        let out = daemon.running.finish(SECS(60));
+        assert_eq!(out.code(), Some(0), "{}: {}", engine.name, out.stderr);
+        assert_eq!(
+            fake.await_no_leftovers(SECS(5)),
+            Vec::<i32>::new(),
+            "{}",
+            engine.name
+        );
+    }
+}
