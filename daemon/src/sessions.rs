@@ -245,3 +245,89 @@ impl Registry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bridge_core::channel::Channel;
+    use bridge_core::conversation::SessionOptions;
+    use bridge_core::request::Request;
+    use bridge_core::turn::TurnContext;
+    use futures_util::future::BoxFuture;
+
+    /// A channel that is never asked to run a turn here.
+    struct Idle;
+    impl Channel for Idle {
+        fn id(&self) -> &'static str {
+            "idle"
+        }
+        fn display_name(&self) -> &'static str {
+            "Idle"
+        }
+        fn send(&self, _: Request, _: TurnContext) -> BoxFuture<'static, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    fn session() -> Arc<Session> {
+        Arc::new(Session::open(Arc::new(Idle), SessionOptions::default()))
+    }
+
+    #[tokio::test]
+    async fn a_conversation_is_found_by_the_id_its_turn_reported() {
+        let registry = Registry::default();
+        let new = registry.insert("idle", None, session(), false);
+        assert!(registry.checkout("idle", Some("s-1")).is_none());
+        registry.name(new.handle, "s-1");
+        registry.release(new.handle, true);
+        let again = registry.checkout("idle", Some("s-1")).expect("found by id");
+        assert_eq!(again.handle, new.handle);
+        assert!(
+            registry.checkout("other", Some("s-1")).is_none(),
+            "per provider"
+        );
+        // A request without an id never lands on an existing conversation.
+        assert!(registry.checkout("idle", None).is_none());
+        // A second holder of the same id takes it over.
+        let second = registry.insert("idle", None, session(), false);
+        registry.name(second.handle, "s-1");
+        assert_eq!(
+            registry.checkout("idle", Some("s-1")).unwrap().handle,
+            second.handle
+        );
+        let status = registry.status(|_| None);
+        assert_eq!(status.iter().filter(|s| s.session_id.is_some()).count(), 1);
+        assert_eq!(status[0].turns, 1);
+    }
+
+    #[tokio::test]
+    async fn a_spare_goes_to_the_next_new_conversation_once() {
+        let registry = Registry::default();
+        let spare = registry.insert("idle", None, session(), true);
+        let taken = registry.checkout("idle", None).expect("the spare");
+        assert_eq!(taken.handle, spare.handle);
+        assert!(registry.checkout("idle", None).is_none(), "taken once");
+    }
+
+    #[tokio::test]
+    async fn idle_sessions_are_swept_busy_ones_never() {
+        let registry = Registry::default();
+        let busy = registry.insert("idle", Some("busy".into()), session(), false);
+        let idle = registry.insert("idle", Some("idle".into()), session(), false);
+        registry.release(idle.handle, true);
+        let swept = registry.sweep(Duration::ZERO, 8, None);
+        assert_eq!(swept.len(), 1);
+        assert!(registry.checkout("idle", Some("idle")).is_none());
+        registry.release(busy.handle, true);
+        let kept = registry.sweep(Duration::ZERO, 8, Some(busy.handle));
+        assert!(kept.is_empty(), "the session about to be used stays");
+        assert!(
+            registry
+                .sweep(Duration::from_secs(3600), 8, None)
+                .is_empty()
+        );
+        let removed = registry.remove_where(false, |_, id| id == Some("busy"));
+        assert_eq!(removed.len(), 1);
+        assert!(registry.drain().is_empty());
+    }
+}
