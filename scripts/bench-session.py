@@ -16,9 +16,14 @@ and total time, and the ratios:
   (`claude -p` stream-json, stdin open), turn 2 timed from writing its user line to its
   `result` line (first content: the first line with `"text_delta"`),
 
+* daemon (claude only): `bridge daemon`, turn 2 as a `claude.send` request with the `sessionId`
+  of turn 1, timed from writing its line to its `done` (first content: its first
+  `[CONTENT_DELTA]` line), the way the plugin's `DaemonBridge.java` drives `daemon.js`,
+
 for claude and qwen (ACP). Then the bridge's own memory over a long conversation: VmRSS of the
 `bridge claude session` pid after turn 1's `turn_end` and after turn 20's (the CLI child is not
-counted).
+counted), and VmRSS of `bridge daemon` (its own process, not the CLIs) holding 1 and 10 idle
+Claude sessions.
 """
 import json, os, signal, statistics, subprocess, sys, tempfile, time
 
@@ -184,6 +189,67 @@ def bare_warm(home):
     return first, total, 0
 
 
+class Daemon:
+    """`bridge daemon`, driven as DaemonBridge.java drives daemon.js."""
+
+    def __init__(self, env, cwd, extra=()):
+        self.p = spawn([BRIDGE, "daemon", *extra], env, cwd)
+        self.cwd, self.next_id = cwd, 0
+        for out in self.p.stdout:
+            if b'"event":"ready"' in out:
+                return
+        sys.exit("bridge daemon exited before ready")
+
+    def send(self, params):
+        """One `claude.send`; returns (first content s, total s, its result line)."""
+        self.next_id += 1
+        rid = str(self.next_id)
+        params = {"cwd": self.cwd, "env": {"CLAUDE_USE_STDIN": "true"}, **params}
+        start = time.monotonic()
+        self.p.stdin.write(json.dumps({"id": rid, "method": "claude.send", "params": params}).encode() + b"\n")
+        self.p.stdin.flush()
+        first = result = None
+        for out in self.p.stdout:
+            reply = json.loads(out)
+            if reply.get("id") != rid:
+                continue
+            line = reply.get("line", "")
+            if first is None and line.startswith("[CONTENT_DELTA]"):
+                first = time.monotonic() - start
+            if line.startswith("{"):
+                result = line.encode()
+            if reply.get("done"):
+                if not reply.get("success"):
+                    sys.exit(f"daemon turn failed: {reply}")
+                return first, time.monotonic() - start, result
+        sys.exit(f"bridge daemon exited (status {self.p.wait()}) during a turn")
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def daemon(home):
+    d = Daemon(env_for("claude", home), os.path.join(home, "work"))
+    _, _, result = d.send({"message": FIRST})
+    first, total, end = d.send({"message": SECOND, "sessionId": json.loads(result)["sessionId"]})
+    d.close()
+    check("claude daemon", end)
+    return first, total, 0
+
+
+def daemon_idle_rss(home):
+    """VmRSS of `bridge daemon` (itself only) with 1 and with 10 idle Claude sessions, in KiB."""
+    d = Daemon(env_for("claude", home), os.path.join(home, "work"), ("--max-warm", "10"))
+    d.send({"message": FIRST})
+    one = vm_rss_kb(d.p.pid)
+    for n in range(2, 11):
+        d.send({"message": f"MOCK:text conversation {n}"})
+    ten = vm_rss_kb(d.p.pid)
+    d.close()
+    return one, ten
+
+
 def long_session(home):
     """VmRSS of the bridge after turn 1 and after turn LONG_TURNS, in KiB."""
     chat = Driver([BRIDGE, "claude", "session", "--format", "jsonl"], env_for("claude", home),
@@ -205,6 +271,7 @@ def main():
         variants[f"{p} warm"] = warm(p)
         variants[f"{p} cold"] = cold(p)
     variants["claude bare warm"] = bare_warm
+    variants["claude daemon"] = daemon
     results = interleave({k: guarded(f) for k, f in variants.items()}, RUNS, (".claude", "tmp", "work"))
     med = lambda kind, k: median(results, kind, k)
     print(f"runs per variant: {RUNS} (interleaved); turn 2 of a conversation")
@@ -222,6 +289,12 @@ def main():
             line_t += f"   bare warm CLI {tb*1000:7.1f} ms"
             ratio_f += f"   warm/bare-warm {fw/fb:.3f}"
             ratio_t += f"   warm/bare-warm {tw/tb:.3f}"
+            d = "claude daemon"
+            fd, td = med(d, 0), med(d, 1)
+            line_f += f"   daemon {fd*1000:7.1f} ms"
+            line_t += f"   daemon {td*1000:7.1f} ms"
+            ratio_f += f"   daemon/cold {fd/fc:.3f}   daemon/bare-warm {fd/fb:.3f}"
+            ratio_t += f"   daemon/cold {td/tc:.3f}   daemon/bare-warm {td/tb:.3f}"
         print(line_f)
         print(f"{'':7}                {ratio_f}")
         print(line_t)
@@ -237,6 +310,17 @@ def main():
     many = statistics.median(r[1] for r in rss)
     print(f"bridge claude session VmRSS (bridge only, median of {RUNS}): after turn 1 {one:.0f} KiB, "
           f"after turn {LONG_TURNS} {many:.0f} KiB, ratio {many/one:.3f}")
+    idle = []
+    with tempfile.TemporaryDirectory() as root:
+        for i in range(RUNS):
+            home = os.path.join(root, f"d{i}")
+            for d in ("", ".claude", "tmp", "work"):
+                os.makedirs(os.path.join(home, d), exist_ok=True)
+            idle.append(guarded(daemon_idle_rss, 10 * TURN_TIMEOUT // 4)(home))
+    one = statistics.median(r[0] for r in idle)
+    ten = statistics.median(r[1] for r in idle)
+    print(f"bridge daemon VmRSS (daemon only, median of {RUNS}): 1 idle session {one:.0f} KiB, "
+          f"10 idle sessions {ten:.0f} KiB, ratio {ten/one:.3f}")
 
 
 main()

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of sessions: the second turn of a conversation kept warm by
+# `bridge daemon` (the plugin's daemon.js protocol) or
 # `bridge <provider> session` vs resumed by a second `bridge <provider> send`, and (Claude) vs the
 # bare CLI kept warm by a minimal driver; plus the bridge's RSS after 20 turns vs after 1. Claude
 # and Qwen (ACP) against the project's mock model server (interleaved runs; medians and ratios).
