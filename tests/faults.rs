@@ -3135,27 +3135,32 @@ impl DaemonRun {
 
     /// Reads until request `id` is done; returns its `done` line and its output lines.
     fn done(&mut self, id: &str) -> (Value, Vec<String>) {
-        loop {
-            if let Some(done) = self
-                .seen
-                .iter()
-                .find(|v| v["id"] == id && v["done"] == true)
-            {
-                let lines = self
-                    .seen
-                    .iter()
-                    .filter(|v| v["id"] == id)
-                    .filter_map(|v| v["line"].as_str().map(str::to_string))
-                    .collect();
-                return (done.clone(), lines);
-            }
+        let is_done = |v: &Value| v["id"] == id && v["done"] == true;
+        // Each new line is checked once (a flood is 100,000 of them).
+        let mut found = self.seen.iter().any(is_done);
+        while !found {
             let line = self
                 .running
                 .next_line(SECS(120))
                 .unwrap_or_else(|| panic!("request {id} never ended; so far: {:?}", self.seen));
-            self.seen
-                .push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}")));
+            let value: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+            found = is_done(&value);
+            self.seen.push(value);
         }
+        let done = self
+            .seen
+            .iter()
+            .find(|v| is_done(v))
+            .cloned()
+            .unwrap_or_default();
+        let lines = self
+            .seen
+            .iter()
+            .filter(|v| v["id"] == id)
+            .filter_map(|v| v["line"].as_str().map(str::to_string))
+            .collect();
+        (done, lines)
     }
 }
 
@@ -3233,6 +3238,121 @@ fn a_cli_dying_in_the_daemon_takes_down_its_own_request_only() {
         daemon.running.close_stdin();
         let out = daemon.running.finish(SECS(60));
         assert_eq!(out.code(), Some(0), "{}: {}", engine.name, out.stderr);
+        assert_eq!(
+            fake.await_no_leftovers(SECS(5)),
+            Vec::<i32>::new(),
+            "{}",
+            engine.name
+        );
+    }
+}
+
+/// The other failure rows through the daemon, for every engine: a CLI killed between two turns
+/// (the next turn starts a new process and resumes), a CLI that hangs past the idle deadline
+/// (its request ends with `done` and the idle error while another session's turn succeeds), a
+/// flood of 100,000 deltas (every one arrives, the daemon's memory stays bounded).
+#[test]
+fn kill_hang_and_flood_through_the_daemon_end_their_own_request() {
+    const FLOOD: u64 = 100_000;
+    for engine in engines() {
+        let fake = Fake::new(engine, "session")
+            .var("WARM", u8::from(warm(engine)))
+            .var("FAKE_N", FLOOD);
+        let mut daemon = DaemonRun {
+            running: Running::spawn(
+                fake.bridge(&["daemon", "--idle-timeout", "2"]),
+                Input::OpenSilent,
+            ),
+            seen: Vec::new(),
+        };
+        let params = |message: &str, session: &str, resume: bool| {
+            let mut params = json!({"message": message, "env": {"FAKE_SESSION_ID": session}});
+            if resume {
+                params["sessionId"] = json!(session);
+            }
+            params
+        };
+        daemon.send(
+            engine.provider,
+            "a1",
+            params("TURN-OK first", "sess-a", false),
+        );
+        assert_eq!(daemon.done("a1").0["success"], true, "{}", engine.name);
+        if warm(engine) {
+            let pid = *turn_pids(&fake).last().expect("a pid");
+            // SAFETY: kill has no memory-safety preconditions; the fake is ours.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        daemon.send(
+            engine.provider,
+            "a2",
+            params("TURN-OK after the kill", "sess-a", true),
+        );
+        let (after, lines) = daemon.done("a2");
+        assert_eq!(after["success"], true, "{}: {lines:?}", engine.name);
+        let pids = turn_pids(&fake);
+        assert_ne!(pids[0], pids[1], "{}: a new process", engine.name);
+
+        daemon.send(
+            engine.provider,
+            "b1",
+            params("TURN-WAIT hang", "sess-b", false),
+        );
+        while !daemon
+            .seen
+            .iter()
+            .any(|v| v["id"] == "b1" && v["line"].as_str().is_some_and(|l| l.contains("waiting")))
+        {
+            let line = daemon.running.next_line(SECS(60)).expect("b starts");
+            daemon.seen.push(serde_json::from_str(&line).unwrap());
+        }
+        daemon.send(
+            engine.provider,
+            "a3",
+            params("TURN-OK meanwhile", "sess-a", true),
+        );
+        let (meanwhile, lines) = daemon.done("a3");
+        assert_eq!(meanwhile["success"], true, "{}: {lines:?}", engine.name);
+        let (hung, lines) = daemon.done("b1");
+        assert_eq!(hung["success"], false, "{}: {lines:?}", engine.name);
+        assert!(
+            hung["error"].as_str().unwrap_or_default().contains("idle"),
+            "{}: {hung}",
+            engine.name
+        );
+
+        daemon.send(
+            engine.provider,
+            "a4",
+            params("TURN-FLOOD now", "sess-a", true),
+        );
+        let (flood, lines) = daemon.done("a4");
+        assert_eq!(flood["success"], true, "{}", engine.name);
+        let deltas = lines
+            .iter()
+            .filter(|l| l.starts_with("[CONTENT_DELTA] \"d"))
+            .count() as u64;
+        assert_eq!(deltas, FLOOD, "{}: every delta arrives", engine.name);
+        daemon.seen.clear();
+        daemon.running.close_stdin();
+        let out = daemon.running.finish(SECS(60));
+        assert_eq!(out.code(), Some(0), "{}: {}", engine.name, out.stderr);
+        assert!(
+            out.hwm_kib < 48 * 1024,
+            "{}: daemon peak {} KiB",
+            engine.name,
+            out.hwm_kib
+        );
+        figure(
+            &format!(
+                "{}: daemon peak RSS over kill, hang, 100k-delta flood",
+                engine.name
+            ),
+            format!("{} KiB", out.hwm_kib),
+        );
         assert_eq!(
             fake.await_no_leftovers(SECS(5)),
             Vec::<i32>::new(),
