@@ -249,3 +249,79 @@ exec sleep 60"#,
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// `node daemon.js` prints exactly what `bridge daemon` prints for the same requests (but for
+/// the pids in its lifecycle lines), and SIGTERM to node reaches the bridge (exit 130).
+#[test]
+fn the_daemon_shim_is_byte_identical_and_forwards_signals() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = fake_cli(
+        dir.path(),
+        r#"read line
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"s-4"}'
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"same","session_id":"s-4"}'"#,
+    );
+    let input = concat!(
+        r#"{"id":"1","method":"claude.send","params":{"message":"hi"}}"#,
+        "\n",
+        r#"{"id":"2","method":"nope.send","params":{"message":"hi"}}"#,
+        "\n",
+        "not json\n",
+    );
+    let pids = regex::Regex::new(r#""pid":\d+"#).unwrap();
+    let mut via_shim = Command::new("node");
+    via_shim
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/daemon.js"))
+        .env("BRIDGE_BIN", env!("CARGO_BIN_EXE_bridge"))
+        .env("CLAUDE_CODE_PATH", &cli);
+    let mut direct = Command::new(env!("CARGO_BIN_EXE_bridge"));
+    direct.arg("daemon").env("CLAUDE_CODE_PATH", &cli);
+    let (a, b) = (run(via_shim, input), run(direct, input));
+    // Requests run concurrently, and a per-process command's stdout and stderr are two pipes:
+    // what each request got on each stream, in order, must be identical (the plugin
+    // demultiplexes by id), and so must the lifecycle lines.
+    let by_id = |stdout: &[u8]| {
+        let text = pids
+            .replace_all(&String::from_utf8_lossy(stdout), r#""pid":0"#)
+            .into_owned();
+        let mut lines: std::collections::BTreeMap<(String, bool), Vec<String>> = Default::default();
+        for line in text.lines() {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            let key = (value["id"].to_string(), value.get("stderr").is_some());
+            lines.entry(key).or_default().push(line.to_string());
+        }
+        (text, lines)
+    };
+    let ((a, a_lines), (_, b_lines)) = (by_id(&a.stdout), by_id(&b.stdout));
+    assert_eq!(a_lines, b_lines);
+    assert!(
+        a.contains(r#"{"id":"1","done":true,"success":true}"#),
+        "{a}"
+    );
+    assert!(a.contains(r#""error":"Invalid provider: nope""#), "{a}");
+    assert!(a.contains(r#""reason":"stdin_closed""#), "{a}");
+
+    let mut cmd = Command::new("node");
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/daemon.js"))
+        .env("BRIDGE_BIN", env!("CARGO_BIN_EXE_bridge"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut node = cmd.spawn().unwrap();
+    let _stdin = node.stdin.take();
+    let mut lines = BufReader::new(node.stdout.take().unwrap()).lines();
+    let ready = lines
+        .by_ref()
+        .map(|l| l.unwrap())
+        .find(|l| l.contains(r#""event":"ready""#));
+    assert!(ready.is_some());
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(node.id() as i32, libc::SIGTERM);
+    }
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert!(
+        rest.iter().any(|l| l.contains(r#""reason":"signal""#)),
+        "{rest:?}"
+    );
+    assert_eq!(node.wait().unwrap().code(), Some(130));
+}

@@ -19,9 +19,9 @@
 //! * Sessions idle for [`DaemonOptions::idle_timeout`] are closed and resumed transparently on
 //!   their next turn; at most [`DaemonOptions::max_warm`] keep a CLI process (the least
 //!   recently used idle one is closed first).
-//! * stdin EOF, `shutdown`, a signal, or the parent's death end the daemon: running turns are
-//!   interrupted, every session gets its graceful close, then the group kills. No request id
-//!   is left without its `done`.
+//! * stdin EOF ends the daemon after the requests already sent; `shutdown`, a signal or the
+//!   parent's death interrupt them. Then every session gets its graceful close, then the group
+//!   kills. No request id is left without its `done`.
 
 #![deny(missing_docs)]
 
@@ -247,7 +247,11 @@ pub async fn run(
         }
     };
     background.cancel();
-    daemon.shut_down(&requests).await;
+    // After stdin EOF the requests already sent still run to their end (a client that writes
+    // its requests and closes stdin gets its answers); everything else interrupts them.
+    daemon
+        .shut_down(&requests, ended != Ended::StdinClosed)
+        .await;
     let _ = out.send(&lifecycle("shutdown", json!({"reason": ended.as_str()})));
     if let Some(id) = shutdown_id {
         out.done(id.as_deref(), true, None);
@@ -773,12 +777,18 @@ impl Daemon {
         }
     }
 
-    /// Interrupts what runs, waits for the requests' `done`s, and closes every session.
-    async fn shut_down(&self, requests: &TaskTracker) {
-        self.abort_all();
+    /// Interrupts what runs (`interrupt`) or lets it finish, waits for the requests' `done`s,
+    /// and closes every session.
+    async fn shut_down(&self, requests: &TaskTracker, interrupt: bool) {
         requests.close();
         let grace = self.options.shutdown_grace;
-        let _ = tokio::time::timeout(grace, requests.wait()).await;
+        if interrupt {
+            self.abort_all();
+            let _ = tokio::time::timeout(grace, requests.wait()).await;
+        } else {
+            // Each turn is bounded by its own deadlines.
+            requests.wait().await;
+        }
         let sessions = self.registry.drain();
         let closes = futures_util::future::join_all(sessions.iter().map(|s| s.close()));
         let _ = tokio::time::timeout(grace, closes).await;
