@@ -522,14 +522,24 @@ impl Daemon {
         spare: bool,
     ) -> sessions::Lease {
         let session_id = request.as_ref().ok().and_then(|r| r.session_id.clone());
+        let epoch = request.as_ref().ok().and_then(epoch_of);
         if let Some(lease) = self.registry.checkout(channel.id(), session_id.as_deref()) {
-            return lease;
+            if lease.epoch == epoch || epoch.is_none() {
+                return lease;
+            }
+            // A new runtime epoch (the plugin reset the chat's runtime): a new process, which
+            // resumes the conversation; the old one is closed after what it runs.
+            self.registry.release(lease.handle, false);
+            let old = self
+                .registry
+                .remove_where(true, |handle, _, _| handle == lease.handle);
+            self.close_later(old);
         }
         let room = self.options.max_warm.saturating_sub(1);
         self.close_later(self.registry.sweep(self.options.idle_timeout, room, None));
         let session = self.open_session(Arc::clone(channel), request, redactor.clone());
         self.registry
-            .insert(channel.id(), session_id, Arc::new(session), spare)
+            .insert(channel.id(), session_id, epoch, Arc::new(session), spare)
     }
 
     async fn send(
@@ -583,7 +593,10 @@ impl Daemon {
             self.options.max_warm,
             Some(handle),
         ));
-        if outcome.success {
+        if outcome.success || (self.options.format == Format::Markers && !outcome.stdout_closed) {
+            // In markers the outcome is in-band (`[SEND_ERROR]`, the final line), as with the
+            // per-process exit code 0: the plugin counts a failed `done` as a second error
+            // ("Daemon command failed"), and daemon.js answers a failed send with success too.
             Ok(())
         } else {
             let error = sink
@@ -626,20 +639,27 @@ impl Daemon {
         result.map_err(|info| redactor.redact(&info.message).into_owned())
     }
 
-    /// Closes the sessions a `resetRuntime` names (`sessionId`), or every idle one of the
-    /// provider.
+    /// Closes the sessions a `resetRuntime` names: those of its `runtimeSessionEpoch` (what the
+    /// plugin sends) or `sessionId`, or every session of the provider when it names none. A
+    /// session with a running turn is closed after it.
     async fn reset(&self, provider: &str, params: &Map<String, Value>) {
-        let wanted = params
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string);
-        let removed = self.registry.remove_where(false, |p, id| {
-            p == provider && wanted.as_deref().is_none_or(|w| Some(w) == id)
+        let field = |name: &str| {
+            params
+                .get(name)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let (epoch, wanted) = (field("runtimeSessionEpoch"), field("sessionId"));
+        let removed = self.registry.remove_where(true, |_, p, entry| {
+            p == provider
+                && epoch.as_deref().is_none_or(|e| entry.epoch == Some(e))
+                && wanted
+                    .as_deref()
+                    .is_none_or(|w| entry.session_id == Some(w))
         });
-        for session in removed {
-            session.close().await;
-        }
+        self.close_later(removed);
     }
 
     /// `<provider>.setPermissionMode`: the mode of the next turns of the sessions it names
@@ -649,7 +669,7 @@ impl Daemon {
         provider: &str,
         params: &Map<String, Value>,
     ) -> Result<(), String> {
-        let mode = ["mode", "permissionMode"]
+        let mode = ["permissionMode", "mode"]
             .iter()
             .find_map(|field| params.get(*field).and_then(Value::as_str))
             .filter(|m| !m.trim().is_empty())
@@ -664,6 +684,7 @@ impl Daemon {
             .registry
             .find(|p, id| p == provider && wanted.is_none_or(|w| Some(w) == id))
         {
+            // (The plugin sends `runtimeSessionEpoch` too; the session id names the session.)
             session.set_permission_mode(mode);
         }
         Ok(())
@@ -797,6 +818,17 @@ impl Daemon {
         // Whatever did not close in time is killed when its session is dropped (the runtime
         // drops the worker tasks at exit).
     }
+}
+
+/// The plugin's `runtimeSessionEpoch` of a request (its chat's runtime generation), if any.
+fn epoch_of(request: &Request) -> Option<String> {
+    request
+        .extra
+        .get("runtimeSessionEpoch")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_string)
 }
 
 fn sink_redacted(sink: &ReplySink, text: &str) -> String {

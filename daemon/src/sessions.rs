@@ -15,6 +15,8 @@ struct Entry {
     provider: String,
     /// The conversation id: the request's, or the one its first turn reported.
     session_id: Option<String>,
+    /// The plugin's `runtimeSessionEpoch` the session was opened for.
+    epoch: Option<String>,
     session: Arc<Session>,
     /// Turns running or queued on it.
     busy: usize,
@@ -29,8 +31,19 @@ struct Entry {
 pub struct Lease {
     /// The entry.
     pub handle: u64,
+    /// The runtime epoch it was opened for.
+    pub epoch: Option<String>,
     /// Its session.
     pub session: Arc<Session>,
+}
+
+/// What names a session: its conversation id and the plugin's runtime epoch.
+#[derive(Debug, Clone, Copy)]
+pub struct Names<'a> {
+    /// The conversation id.
+    pub session_id: Option<&'a str>,
+    /// The `runtimeSessionEpoch` it was opened for.
+    pub epoch: Option<&'a str>,
 }
 
 /// Sessions closed by the registry: the caller closes them (gracefully, off the lock).
@@ -66,6 +79,7 @@ impl Registry {
         entry.last_used = Instant::now();
         Some(Lease {
             handle: entry.handle,
+            epoch: entry.epoch.clone(),
             session: Arc::clone(&entry.session),
         })
     }
@@ -75,6 +89,7 @@ impl Registry {
         &self,
         provider: &str,
         session_id: Option<String>,
+        epoch: Option<String>,
         session: Arc<Session>,
         spare: bool,
     ) -> Lease {
@@ -85,13 +100,18 @@ impl Registry {
             handle,
             provider: provider.to_string(),
             session_id,
+            epoch: epoch.clone(),
             session: Arc::clone(&session),
             busy: usize::from(!spare),
             last_used: Instant::now(),
             turns: 0,
             spare,
         });
-        Lease { handle, session }
+        Lease {
+            handle,
+            epoch,
+            session,
+        }
     }
 
     /// Records the conversation id a turn of `handle` reported (the next request with that id
@@ -175,19 +195,24 @@ impl Registry {
         evicted
     }
 
-    /// Removes the sessions `select` picks (not busy ones unless `busy_too`).
+    /// Removes the sessions `select` picks (`select(handle, provider, names)`; not busy ones
+    /// unless `busy_too`).
     pub fn remove_where(
         &self,
         busy_too: bool,
-        select: impl Fn(&str, Option<&str>) -> bool,
+        select: impl Fn(u64, &str, Names<'_>) -> bool,
     ) -> Evicted {
         let Ok(mut inner) = self.inner.lock() else {
             return Vec::new();
         };
         let mut removed = Vec::new();
         inner.entries.retain(|entry| {
-            let pick = (busy_too || entry.busy == 0)
-                && select(&entry.provider, entry.session_id.as_deref());
+            let names = Names {
+                session_id: entry.session_id.as_deref(),
+                epoch: entry.epoch.as_deref(),
+            };
+            let pick =
+                (busy_too || entry.busy == 0) && select(entry.handle, &entry.provider, names);
             if pick {
                 removed.push(Arc::clone(&entry.session));
             }
@@ -276,7 +301,7 @@ mod tests {
     #[tokio::test]
     async fn a_conversation_is_found_by_the_id_its_turn_reported() {
         let registry = Registry::default();
-        let new = registry.insert("idle", None, session(), false);
+        let new = registry.insert("idle", None, None, session(), false);
         assert!(registry.checkout("idle", Some("s-1")).is_none());
         registry.name(new.handle, "s-1");
         registry.release(new.handle, true);
@@ -289,7 +314,7 @@ mod tests {
         // A request without an id never lands on an existing conversation.
         assert!(registry.checkout("idle", None).is_none());
         // A second holder of the same id takes it over.
-        let second = registry.insert("idle", None, session(), false);
+        let second = registry.insert("idle", None, None, session(), false);
         registry.name(second.handle, "s-1");
         assert_eq!(
             registry.checkout("idle", Some("s-1")).unwrap().handle,
@@ -303,7 +328,7 @@ mod tests {
     #[tokio::test]
     async fn a_spare_goes_to_the_next_new_conversation_once() {
         let registry = Registry::default();
-        let spare = registry.insert("idle", None, session(), true);
+        let spare = registry.insert("idle", None, None, session(), true);
         let taken = registry.checkout("idle", None).expect("the spare");
         assert_eq!(taken.handle, spare.handle);
         assert!(registry.checkout("idle", None).is_none(), "taken once");
@@ -312,8 +337,8 @@ mod tests {
     #[tokio::test]
     async fn idle_sessions_are_swept_busy_ones_never() {
         let registry = Registry::default();
-        let busy = registry.insert("idle", Some("busy".into()), session(), false);
-        let idle = registry.insert("idle", Some("idle".into()), session(), false);
+        let busy = registry.insert("idle", Some("busy".into()), None, session(), false);
+        let idle = registry.insert("idle", Some("idle".into()), None, session(), false);
         registry.release(idle.handle, true);
         let swept = registry.sweep(Duration::ZERO, 8, None);
         assert_eq!(swept.len(), 1);
@@ -326,7 +351,7 @@ mod tests {
                 .sweep(Duration::from_secs(3600), 8, None)
                 .is_empty()
         );
-        let removed = registry.remove_where(false, |_, id| id == Some("busy"));
+        let removed = registry.remove_where(false, |_, _, names| names.session_id == Some("busy"));
         assert_eq!(removed.len(), 1);
         assert!(registry.drain().is_empty());
     }
