@@ -33,6 +33,13 @@ pub trait Channel: Send + Sync {
         &["send", "sendWithAttachments"]
     }
 
+    /// The query commands this channel answers besides its sends (`getSession`,
+    /// `listModels`, …; see [`crate::query`]). None by default; `listModels` is answered for
+    /// every channel anyway ([`crate::query::find`]).
+    fn queries(&self) -> &'static [crate::query::Query] {
+        &[]
+    }
+
     /// Names of the transports a request may pick with `transport` (see [`Transports`]); empty
     /// for a channel with a single way to run its CLI.
     fn transports(&self) -> Vec<&'static str> {
@@ -195,6 +202,10 @@ impl Channel for Transports {
 
     fn commands(&self) -> &'static [&'static str] {
         self.default_channel().commands()
+    }
+
+    fn queries(&self) -> &'static [crate::query::Query] {
+        self.default_channel().queries()
     }
 
     fn transports(&self) -> Vec<&'static str> {
