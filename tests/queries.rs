@@ -206,3 +206,195 @@ fn a_provider_that_cannot_list_models_says_so_and_unknown_commands_list_the_know
         run.stderr
     );
 }
+
+/// The ids of a `listModels` reply (after checking its shape: success, the provider, every
+/// model with an id and a label).
+fn model_ids(reply: &Value, provider: &str) -> Vec<String> {
+    assert_eq!(reply["success"], true, "{reply}");
+    assert_eq!(reply["provider"], provider, "{reply}");
+    let models = reply["models"].as_array().expect("models");
+    assert!(
+        models
+            .iter()
+            .all(|m| m["id"].is_string() && m["label"].is_string()),
+        "{reply}"
+    );
+    models
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Runs one `MOCK:text` turn with `cmd` (a `bridge <provider> send …` with `--format jsonl`)
+/// and returns its turn end.
+fn one_turn(cmd: std::process::Command, request: Value) -> Value {
+    let out = run_with_stdin(cmd, &request.to_string());
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let events = jsonl_events(&stdout);
+    of_type(&events, "turn_end")
+        .last()
+        .map(|e| (*e).clone())
+        .unwrap_or_else(|| panic!("no turn end: {stdout}"))
+}
+
+#[test]
+fn pi_lists_the_models_of_its_table_and_a_listed_one_runs() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = pi_command(&sandbox, &[]);
+    // Without credentials pi has no model to offer: an empty list, never an invented one.
+    let none = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(
+        model_ids(&none.json, "pi"),
+        Vec::<String>::new(),
+        "{none:?}"
+    );
+    assert!(
+        none.stderr.contains("No models available"),
+        "{}",
+        none.stderr
+    );
+
+    write_pi_models(&sandbox, &mock.api_base());
+    std::fs::write(
+        sandbox.home().join(".pi/agent/settings.json"),
+        r#"{"defaultProvider":"mock","defaultModel":"mock-model"}"#,
+    )
+    .unwrap();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let ids = model_ids(&run.json, "pi");
+    assert_eq!(ids, ["mock/mock-model", "mockresp/mock-model"]);
+    assert_eq!(run.json["defaultModel"], "mock/mock-model");
+    assert_eq!(
+        run.json["models"][0]["description"],
+        "mock · context 128K · max-out 8.2K · thinking yes · images yes"
+    );
+    let end = one_turn(
+        pi_command(&sandbox, &["--format", "jsonl", "--model", &ids[1]]),
+        json!({"message": "MOCK:text hi"}),
+    );
+    assert_eq!(end["success"], true, "{end}");
+    assert_eq!(end["result"], "Hello from the mock model.");
+    // pi asked the listed provider's endpoint (the Responses API of `mockresp`).
+    let asked = mock.model_requests();
+    assert!(
+        asked.last().is_some_and(|r| r.path.contains("responses")),
+        "{:?}",
+        asked.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn opencode_lists_the_models_of_opencode_models() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send =
+        common::acp::acp_command(common::acp::Provider::Opencode, &sandbox, &mock.url(), &[]);
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let ids = model_ids(&run.json, "opencode");
+    // The configured provider's models, after opencode's built-in ones.
+    assert!(
+        ids.ends_with(&["mock/mock-model".to_string(), "mock/mock-small".to_string()]),
+        "{ids:?}"
+    );
+    assert!(ids.iter().all(|id| id.contains('/')), "{ids:?}");
+    assert_eq!(run.json["defaultModel"], "mock/mock-model");
+    let small = &run.json["models"][ids.len() - 1];
+    assert_eq!(small["label"], "mock-small");
+    assert_eq!(small["description"], "mock");
+}
+
+#[test]
+fn kimi_lists_the_models_of_its_config_and_a_listed_one_runs() {
+    use common::acp::{Provider, acp_command};
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = acp_command(Provider::Kimi.json(), &sandbox, &mock.url(), &[]);
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(model_ids(&run.json, "kimi"), ["mock"]);
+    assert_eq!(run.json["defaultModel"], "mock");
+    assert_eq!(
+        run.json["models"][0]["description"],
+        "mock · mock-model · context 128000"
+    );
+    let end = one_turn(
+        acp_command(
+            Provider::Kimi.json(),
+            &sandbox,
+            &mock.url(),
+            &["--format", "jsonl", "--model", "mock"],
+        ),
+        json!({"message": "MOCK:text hi"}),
+    );
+    assert_eq!(end["success"], true, "{end}");
+    assert_eq!(end["result"], "Hello from the mock model.");
+
+    // No config: kimi's own default, `auto`.
+    std::fs::remove_file(sandbox.home().join(".kimi/config.toml")).unwrap();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(model_ids(&run.json, "kimi"), ["auto"]);
+    assert_eq!(run.json["defaultModel"], "auto");
+}
+
+#[test]
+fn codex_lists_its_config_and_catalog_and_codex_runs_with_them() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = codex_command(&sandbox, &["--format", "jsonl"]);
+    let codex_home = sandbox.home().join(".codex");
+    // OpenAI's provider and no catalog: nothing to list, the configured default named.
+    std::fs::write(codex_home.join("config.toml"), "model = \"gpt-5.5\"\n").unwrap();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(model_ids(&run.json, "codex"), Vec::<String>::new());
+    assert_eq!(run.json["defaultModel"], "gpt-5.5");
+
+    // A catalog in the schema Codex itself parses (it refuses to start on a wrong one).
+    let entry = |slug: &str, name: &str, visibility: &str| {
+        json!({"slug": slug, "display_name": name, "description": format!("{name} via the mock"),
+               "visibility": visibility, "supported_reasoning_levels": [], "shell_type": "default",
+               "supported_in_api": true, "priority": 1, "support_verbosity": false,
+               "truncation_policy": {"mode": "bytes", "limit": 10000},
+               "experimental_supported_tools": [], "base_instructions": "You are a coding agent."})
+    };
+    let catalog = json!({"models": [
+        entry("gpt-5.5", "GPT-5.5", "list"),
+        entry("mock-mini", "Mock Mini", "list"),
+        entry("retired", "Retired", "hide"),
+    ]});
+    std::fs::write(codex_home.join("catalog.json"), catalog.to_string()).unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        "model = \"gpt-5.5\"\nmodel_catalog_json = \"catalog.json\"\n",
+    )
+    .unwrap();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(model_ids(&run.json, "codex"), ["gpt-5.5", "mock-mini"]);
+    assert_eq!(run.json["defaultModel"], "gpt-5.5");
+    assert_eq!(run.json["models"][1]["label"], "Mock Mini");
+    assert_eq!(
+        run.json["models"][1]["description"],
+        "Mock Mini via the mock"
+    );
+    // Codex takes the same config and runs a listed model.
+    let end = one_turn(
+        codex_command(&sandbox, &["--format", "jsonl"]),
+        json!({"message": "MOCK:text hi", "cwd": sandbox.work(), "model": "mock-mini",
+               "baseUrl": mock.api_base(), "apiKey": CANARY_KEY}),
+    );
+    assert_eq!(end["success"], true, "{end}");
+    assert_eq!(end["result"], "Hello from the mock model.");
+    let asked = mock.model_requests();
+    assert_eq!(
+        asked.last().map(|r| r.body["model"].clone()),
+        Some(json!("mock-mini"))
+    );
+
+    // A config Codex could not read either is an error.
+    std::fs::write(codex_home.join("config.toml"), "model = ").unwrap();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(run.json["success"], false, "{run:?}");
+}

@@ -142,6 +142,7 @@ pub fn stream_turn(
 pub struct Transports {
     transports: Vec<(&'static str, Arc<dyn Channel>)>,
     route: Option<Route>,
+    queries: Option<&'static [crate::query::Query]>,
 }
 
 /// Where a request that names no transport goes instead of the default: the transport's name
@@ -154,7 +155,15 @@ impl Transports {
         Transports {
             transports: vec![(name, channel)],
             route: None,
+            queries: None,
         }
+    }
+
+    /// Answers `queries` (the provider's, whichever transport its sends take); without this
+    /// the default transport's queries.
+    pub fn queries(mut self, queries: &'static [crate::query::Query]) -> Self {
+        self.queries = Some(queries);
+        self
     }
 
     /// Adds another transport.
@@ -205,7 +214,8 @@ impl Channel for Transports {
     }
 
     fn queries(&self) -> &'static [crate::query::Query] {
-        self.default_channel().queries()
+        self.queries
+            .unwrap_or_else(|| self.default_channel().queries())
     }
 
     fn transports(&self) -> Vec<&'static str> {

@@ -93,6 +93,11 @@ impl Query {
         }
     }
 
+    /// A provider's `listModels` ([`LIST_MODELS`], reading nothing), answered by `run`.
+    pub const fn list_models(summary: &'static str, run: QueryFn) -> Self {
+        Query::new(LIST_MODELS, Input::Nothing, summary, run)
+    }
+
     /// The same query, whose failures are also written to stderr behind `tag`.
     pub const fn error_tag(mut self, tag: &'static str) -> Self {
         self.error_tag = Some(tag);
@@ -232,19 +237,15 @@ pub fn find(channel: &dyn Channel, name: &str) -> Option<Query> {
     (name == LIST_MODELS).then_some(CANNOT_LIST_MODELS)
 }
 
-const CANNOT_LIST_MODELS: Query = Query::new(
-    LIST_MODELS,
-    Input::Nothing,
-    "list the models (this provider cannot)",
-    |request| {
+const CANNOT_LIST_MODELS: Query =
+    Query::list_models("list the models (this provider cannot)", |request| {
         Box::pin(async move {
             Err(QueryError::Unsupported {
                 provider: request.provider.to_string(),
                 what: "list its models",
             })
         })
-    },
-);
+    });
 
 /// Every command `channel` accepts, for listings: its sends, `session`, then its queries with
 /// their arguments (`getSession <sessionId> <cwd>`) and `listModels`.
@@ -380,6 +381,19 @@ async fn read_json_object<R: AsyncRead + Unpin>(
         Ok(_) => Err(QueryError::Invalid("stdin must be one JSON object".into())),
         Err(error) => Err(QueryError::Invalid(format!(
             "stdin is not valid JSON: {error}"
+        ))),
+    }
+}
+
+/// The text of the file at `path`, or `None` when it does not exist (a CLI not configured
+/// yet); any other failure to read it is a [`QueryError::Failed`] naming the file.
+pub fn read_optional(path: &std::path::Path) -> Result<Option<String>, QueryError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(QueryError::Failed(format!(
+            "cannot read {}: {e}",
+            path.display()
         ))),
     }
 }

@@ -7,9 +7,7 @@
 //! value is `default` is the default.
 
 use bridge_core::process::{CommandSpec, StdinMode};
-use bridge_core::query::{
-    Input, ModelInfo, ModelList, Query, QueryError, QueryReply, QueryRequest,
-};
+use bridge_core::query::{ModelInfo, ModelList, Query, QueryError, QueryReply, QueryRequest};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
@@ -17,9 +15,7 @@ use serde_json::{Value, json};
 const REQUEST_ID: &str = "bridge-list-models";
 
 /// `listModels`.
-pub const QUERY: Query = Query::new(
-    bridge_core::query::LIST_MODELS,
-    Input::Nothing,
+pub const QUERY: Query = Query::list_models(
     "the models Claude Code offers (its initialize reply)",
     list_models,
 );
