@@ -285,9 +285,9 @@ pub async fn run<R: AsyncRead + Unpin>(
         match tokio::time::timeout(deadline + OVERRUN, (query.run)(request)).await {
             Ok(answer) => answer,
             Err(_) => Err(QueryError::Failed(format!(
-                "{} did not finish within {} s",
+                "{} did not finish within {}",
                 query.name,
-                deadline.as_secs()
+                seconds(deadline)
             ))),
         }
     };
@@ -321,6 +321,15 @@ fn outcome(query: &Query, answer: Result<QueryReply, QueryError>) -> Outcome {
                 exit_code,
             }
         }
+    }
+}
+
+/// `45 s`, `0.3 s`.
+fn seconds(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{:.1} s", duration.as_secs_f64())
     }
 }
 
@@ -439,8 +448,8 @@ pub async fn run_cli(
     };
     if captured.timed_out {
         return Err(QueryError::Failed(format!(
-            "{name} did not finish within {} s and was stopped{}",
-            deadline.as_secs(),
+            "{name} did not finish within {} and was stopped{}",
+            seconds(deadline),
             tail()
         )));
     }
@@ -607,6 +616,54 @@ mod tests {
             "hangs did not finish within 0 s",
             "{outcome:?}"
         );
+    }
+
+    fn sh(script: &str) -> crate::process::CommandSpec {
+        let mut spec = crate::process::CommandSpec::new("/bin/sh");
+        spec.arg("-c").arg(script);
+        spec
+    }
+
+    #[tokio::test]
+    async fn a_cli_past_its_deadline_is_stopped_and_a_failing_one_reported() {
+        let started = std::time::Instant::now();
+        let error = run_cli(
+            "sleeper",
+            &sh("echo starting >&2; sleep 30"),
+            &[],
+            Duration::from_millis(300),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            error,
+            QueryError::Failed(
+                "sleeper did not finish within 0.3 s and was stopped: starting".into()
+            )
+        );
+        let error = run_cli(
+            "failer",
+            &sh("echo boom >&2; exit 3"),
+            &[],
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            error,
+            QueryError::Failed("failer failed (exit code 3): boom".into())
+        );
+        let mut cat = sh("cat");
+        cat.stdin = crate::process::StdinMode::Piped;
+        let output = run_cli("cat", &cat, b"echoed", Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert_eq!(output.stdout, "echoed");
     }
 
     #[test]
