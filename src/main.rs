@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! bridge <provider> send [PROMPT] [--format markers|jsonl|text] [--raw] [...]
+//! bridge <provider> <query> [ARGS...]      (getSession <sessionId> <cwd>, listModels, ...)
 //! ```
 //!
 //! Without a prompt argument the request JSON is read from stdin (ai-bridge style). The format
@@ -181,18 +182,14 @@ fn main() -> ExitCode {
             None => fail_line(&format!("Invalid provider: {provider}")),
         };
     };
+    let commands = bridge::core::query::command_list(&*channel).join(", ");
     let Some(command) = cli.command.clone() else {
-        eprintln!(
-            "commands of {provider}: {}, session",
-            channel.commands().join(", ")
-        );
+        eprintln!("commands of {provider}: {commands}");
         return fail_line("No command specified");
     };
-    if command != "session" && !channel.commands().contains(&command.as_str()) {
-        eprintln!(
-            "[COMMAND_ERROR] unknown command; {provider} accepts: {}",
-            channel.commands().join(", ")
-        );
+    let query = bridge::core::query::find(&*channel, &command);
+    if command != "session" && !channel.commands().contains(&command.as_str()) && query.is_none() {
+        eprintln!("[COMMAND_ERROR] unknown command; {provider} accepts: {commands}");
         return fail_line(&format!(
             "Unknown {} command: {command}",
             channel.display_name()
@@ -203,7 +200,9 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    let code = if command == "session" {
+    let code = if let Some(query) = query {
+        runtime.block_on(run_query(&cli, channel.id(), query))
+    } else if command == "session" {
         runtime.block_on(session_cmd::run(cli, channel))
     } else {
         runtime.block_on(send(cli, channel))
@@ -314,6 +313,37 @@ async fn send(cli: Cli, channel: std::sync::Arc<dyn bridge::core::Channel>) -> E
         }
     };
     exit_code(outcome, format, from_stdin, stdout_closed.is_cancelled())
+}
+
+/// A query command (`getSession`, `listModels`, …): the positional arguments after the
+/// command, stdin when the query reads it, `--timeout` as its deadline; one JSON line on
+/// stdout ([`bridge::core::query::run`]).
+async fn run_query(
+    cli: &Cli,
+    provider: &'static str,
+    query: bridge::core::query::Query,
+) -> ExitCode {
+    use std::io::Write;
+    let stdin = (!std::io::stdin().is_terminal()).then(tokio::io::stdin);
+    let deadline = cli
+        .timeout
+        .map_or(bridge::core::query::DEFAULT_DEADLINE, Duration::from_secs);
+    let outcome =
+        bridge::core::query::run(&query, provider, cli.prompt.clone(), stdin, deadline).await;
+    let redactor = base_redactor();
+    for line in &outcome.stderr {
+        eprintln!("{}", redactor.redact(line));
+    }
+    let mut stdout = std::io::stdout().lock();
+    let line = format!("{}\n", redactor.redact(&outcome.stdout));
+    if stdout
+        .write_all(line.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        return ExitCode::from(1);
+    }
+    ExitCode::from(outcome.exit_code)
 }
 
 /// The output format `cli` asks for (or the terminal implies).

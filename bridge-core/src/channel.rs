@@ -33,6 +33,13 @@ pub trait Channel: Send + Sync {
         &["send", "sendWithAttachments"]
     }
 
+    /// The query commands this channel answers besides its sends (`getSession`,
+    /// `listModels`, …; see [`crate::query`]). None by default; `listModels` is answered for
+    /// every channel anyway ([`crate::query::find`]).
+    fn queries(&self) -> &'static [crate::query::Query] {
+        &[]
+    }
+
     /// Names of the transports a request may pick with `transport` (see [`Transports`]); empty
     /// for a channel with a single way to run its CLI.
     fn transports(&self) -> Vec<&'static str> {
@@ -135,6 +142,7 @@ pub fn stream_turn(
 pub struct Transports {
     transports: Vec<(&'static str, Arc<dyn Channel>)>,
     route: Option<Route>,
+    queries: Option<&'static [crate::query::Query]>,
 }
 
 /// Where a request that names no transport goes instead of the default: the transport's name
@@ -147,7 +155,15 @@ impl Transports {
         Transports {
             transports: vec![(name, channel)],
             route: None,
+            queries: None,
         }
+    }
+
+    /// Answers `queries` (the provider's, whichever transport its sends take); without this
+    /// the default transport's queries.
+    pub fn queries(mut self, queries: &'static [crate::query::Query]) -> Self {
+        self.queries = Some(queries);
+        self
     }
 
     /// Adds another transport.
@@ -195,6 +211,11 @@ impl Channel for Transports {
 
     fn commands(&self) -> &'static [&'static str] {
         self.default_channel().commands()
+    }
+
+    fn queries(&self) -> &'static [crate::query::Query] {
+        self.queries
+            .unwrap_or_else(|| self.default_channel().queries())
     }
 
     fn transports(&self) -> Vec<&'static str> {

@@ -37,6 +37,7 @@ pub mod output;
 pub mod permission;
 pub mod permission_ipc;
 pub mod process;
+pub mod query;
 pub mod record;
 pub mod redact;
 pub mod request;

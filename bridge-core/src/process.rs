@@ -645,6 +645,101 @@ fn page_size() -> u64 {
     u64::try_from(size).unwrap_or(4096)
 }
 
+/// What [`run_captured`] collected from a child that ran to its end (or to its deadline).
+#[derive(Debug)]
+pub struct Captured {
+    /// The leader's exit status; `None` when the deadline passed (the group was killed).
+    pub status: Option<ExitStatus>,
+    /// stdout, at most the cap (the rest was read and dropped).
+    pub stdout: Vec<u8>,
+    /// stderr lines joined with `\n`, at most the cap.
+    pub stderr: Vec<u8>,
+    /// The deadline passed before the child exited.
+    pub timed_out: bool,
+}
+
+/// Runs `spec` to its end under `timeout`: writes `input` to its stdin (when `spec` pipes
+/// stdin) and closes it, reads stdout and the stderr lines up to `cap` bytes each until EOF and
+/// exit; when the deadline passes the group is killed at once. Whatever the child left in its
+/// group is swept afterwards. For short commands whose whole output is the answer (a version
+/// probe, a model listing); CLIs that stream a turn run on [`crate::session`].
+pub async fn run_captured(
+    spec: &CommandSpec,
+    input: &[u8],
+    timeout: Duration,
+    cap: usize,
+) -> Result<Captured, SpawnError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut child, mut stderr_lines) = spawn_retrying(spec).await?;
+    let stdin = child.take_stdin();
+    let stdout = child.take_stdout();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let finished = tokio::time::timeout(timeout, async {
+        let write = async {
+            if let Some(mut stdin) = stdin {
+                // A child that does not read its stdin is answered by its exit.
+                let _ = stdin.write_all(input).await;
+                let _ = stdin.shutdown().await;
+            }
+        };
+        let read_out = async {
+            let Some(mut stdout) = stdout else { return };
+            let mut chunk = [0u8; 8192];
+            loop {
+                match stdout.read(&mut chunk).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        let room = cap.saturating_sub(out.len());
+                        out.extend_from_slice(&chunk[..n.min(room)]);
+                    }
+                }
+            }
+        };
+        let read_err = async {
+            while let Some(line) = stderr_lines.recv().await {
+                let room = cap.saturating_sub(err.len());
+                let line = format!("{line}\n");
+                err.extend_from_slice(&line.as_bytes()[..line.len().min(room)]);
+            }
+        };
+        let (_, _, _, status) = tokio::join!(write, read_out, read_err, child.wait());
+        status
+    })
+    .await;
+    let (status, timed_out) = match finished {
+        Ok(status) => (status.ok(), false),
+        // Nothing to save: no SIGTERM grace.
+        Err(_elapsed) => (child.terminate(Duration::ZERO).await, true),
+    };
+    child.sweep_group();
+    Ok(Captured {
+        status: if timed_out { None } else { status },
+        stdout: out,
+        stderr: err,
+        timed_out,
+    })
+}
+
+/// Spawns `spec` (forwarding its stderr lines), retried briefly on ETXTBSY ("text file
+/// busy": another thread of this process was forking while the executable was still open for
+/// writing, which happens to freshly written scripts).
+async fn spawn_retrying(
+    spec: &CommandSpec,
+) -> Result<(ChildProcess, tokio::sync::mpsc::Receiver<String>), SpawnError> {
+    let mut attempt = 0u64;
+    loop {
+        attempt += 1;
+        match ChildProcess::spawn_with_stderr_lines(spec) {
+            #[cfg(unix)]
+            Err(e) if attempt < 20 && e.source.raw_os_error() == Some(libc::ETXTBSY) => {
+                tokio::time::sleep(Duration::from_millis(10 * attempt)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Describes an exit status for users: `exit code 1`, `signal 9 (SIGKILL)`.
 pub fn describe_exit(status: &ExitStatus) -> String {
     if let Some(code) = status.code() {

@@ -330,6 +330,26 @@ fn data_url_media_type(data: &str) -> Option<String> {
     Some(rest[..end].to_string())
 }
 
+/// Checks a session id the way a request's `sessionId` is checked (letters, digits, `-_.:`,
+/// no `..`, at most 256 characters), for commands that take one outside a request (the
+/// plugin's `getSession <sessionId> <cwd>`). An empty id is [`RequestError::Missing`].
+///
+/// ```
+/// use bridge_core::request::{check_session_id, RequestError};
+/// assert_eq!(check_session_id("0199a-b_c"), Ok(()));
+/// assert_eq!(check_session_id("../x"), Err(RequestError::BadSessionId));
+/// ```
+pub fn check_session_id(id: &str) -> Result<(), RequestError> {
+    if id.is_empty() {
+        return Err(RequestError::Missing("sessionId"));
+    }
+    if valid_session_id(id) {
+        Ok(())
+    } else {
+        Err(RequestError::BadSessionId)
+    }
+}
+
 /// Session ids are passed to CLIs as arguments and used in file names: allow only safe characters.
 fn valid_session_id(id: &str) -> bool {
     id.len() <= 256

@@ -4,13 +4,11 @@
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use bridge_core::process::is_scrubbed_env;
-use bridge_core::process::{ChildProcess, CommandSpec};
+use bridge_core::process::{Captured, CommandSpec, run_captured};
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::env::is_secret_name;
 use crate::version::strip_ansi;
@@ -339,99 +337,17 @@ fn sanitize(line: &str) -> String {
     out
 }
 
-pub(crate) struct Captured {
-    pub status: Option<ExitStatus>,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    pub timed_out: bool,
-}
-
-/// Spawns `cmd` through bridge-core's process module (stdin null, its own process group, the
-/// same watchdog and parent-death signal as every CLI the bridge runs), reads stdout and the
-/// stderr lines up to `cap` bytes each until EOF and exit, or until `timeout`; then ends the
-/// group.
+/// Runs `cmd` through bridge-core's capped runner ([`bridge_core::process::run_captured`]:
+/// stdin null, its own process group, the same watchdog and parent-death signal as every CLI
+/// the bridge runs, the group killed at the deadline and swept afterwards).
 pub(crate) async fn run_capped(
     cmd: &CommandSpec,
     timeout: Duration,
     cap: usize,
 ) -> io::Result<Captured> {
-    let (mut child, mut stderr_lines) = spawn_retrying(cmd).await?;
-    let stdout = child.take_stdout();
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-
-    let finished = tokio::time::timeout(timeout, async {
-        let read_err = async {
-            while let Some(line) = stderr_lines.recv().await {
-                let room = cap.saturating_sub(err.len());
-                let line = format!("{line}\n");
-                err.extend_from_slice(&line.as_bytes()[..line.len().min(room)]);
-            }
-        };
-        let (_, _, status) =
-            tokio::join!(read_capped(stdout, &mut out, cap), read_err, child.wait());
-        status
-    })
-    .await;
-
-    let (status, timed_out) = match finished {
-        Ok(status) => (status.ok(), false),
-        // A probe has nothing to save: no SIGTERM grace.
-        Err(_elapsed) => (child.terminate(Duration::ZERO).await, true),
-    };
-    // Sweep anything the CLI left behind in its group (a version probe starts nothing we want).
-    child.sweep_group();
-    Ok(Captured {
-        status: if timed_out { None } else { status },
-        stdout: out,
-        stderr: err,
-        timed_out,
-    })
-}
-
-/// Spawns `cmd`, retried briefly on ETXTBSY ("text file busy": another thread of this process
-/// was forking while the executable was still open for writing, which happens to freshly
-/// written scripts).
-async fn spawn_retrying(
-    cmd: &CommandSpec,
-) -> io::Result<(ChildProcess, tokio::sync::mpsc::Receiver<String>)> {
-    let mut attempt = 0u64;
-    loop {
-        attempt += 1;
-        match ChildProcess::spawn_with_stderr_lines(cmd) {
-            Err(e) if attempt < 20 && is_text_busy(&e.source) => {
-                tokio::time::sleep(Duration::from_millis(10 * attempt)).await;
-            }
-            Err(e) => return Err(e.source),
-            Ok(spawned) => return Ok(spawned),
-        }
-    }
-}
-
-fn is_text_busy(e: &io::Error) -> bool {
-    #[cfg(unix)]
-    {
-        e.raw_os_error() == Some(libc::ETXTBSY)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = e;
-        false
-    }
-}
-
-async fn read_capped<R: AsyncRead + Unpin>(r: Option<R>, buf: &mut Vec<u8>, cap: usize) {
-    let Some(mut r) = r else { return };
-    let mut chunk = [0u8; 8192];
-    loop {
-        match r.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                let room = cap.saturating_sub(buf.len());
-                buf.extend_from_slice(&chunk[..n.min(room)]);
-            }
-        }
-    }
+    run_captured(cmd, &[], timeout, cap)
+        .await
+        .map_err(|error| error.source)
 }
 
 #[cfg(test)]

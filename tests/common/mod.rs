@@ -76,16 +76,21 @@ pub fn as_session_in(cmd: &Command, format: &str) -> Command {
         }
     }));
     session.args(["--format", format]);
-    session.env_clear();
+    with_env_of(cmd, session)
+}
+
+/// `out` with the environment (cleared first) and working directory of `cmd`.
+fn with_env_of(cmd: &Command, mut out: Command) -> Command {
+    out.env_clear();
     for (key, value) in cmd.get_envs() {
         if let Some(value) = value {
-            session.env(key, value);
+            out.env(key, value);
         }
     }
     if let Some(dir) = cmd.get_current_dir() {
-        session.current_dir(dir);
+        out.current_dir(dir);
     }
-    session
+    out
 }
 
 /// The bridge binary under test.
@@ -548,4 +553,56 @@ pub fn spawn_piped(
         }
     });
     (child, stdin, lines)
+}
+
+/// `cmd` (a `bridge <provider> send …` command) as the query `bridge <provider> QUERY ARGS…`,
+/// with the same environment and working directory.
+pub fn as_query(cmd: &Command, query: &str, args: &[&str]) -> Command {
+    let mut out = Command::new(cmd.get_program());
+    let provider = cmd.get_args().next().expect("a provider argument");
+    out.arg(provider).arg(query).args(args);
+    with_env_of(cmd, out)
+}
+
+/// What a query command printed, read the way the plugin's Java side reads it.
+#[derive(Debug)]
+pub struct QueryRun {
+    /// The last stdout line that starts with `{` and ends with `}`, parsed
+    /// (`ClaudeJsonOutputExtractor.extractLastJsonLine`, `CliModelsHandler`).
+    pub json: Value,
+    pub stdout: String,
+    pub stderr: String,
+    pub code: Option<i32>,
+}
+
+/// Runs a query command with stdin closed at once (the plugin writes nothing for these), and
+/// checks the wire rule: the reply is the last stdout line, one JSON object.
+pub fn run_query(mut cmd: Command) -> QueryRun {
+    let output = cmd
+        .stdin(Stdio::null())
+        .output()
+        .expect("run a bridge query");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        !stdout.contains(CANARY_KEY) && !stderr.contains(CANARY_KEY),
+        "the API key leaked into the output"
+    );
+    let line = stdout
+        .lines()
+        .map(str::trim)
+        .rfind(|l| l.starts_with('{') && l.ends_with('}'))
+        .unwrap_or_else(|| panic!("no JSON line on stdout: {stdout:?}; stderr: {stderr}"));
+    assert_eq!(
+        Some(line),
+        stdout.lines().last().map(str::trim),
+        "the reply is the last line"
+    );
+    let json = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+    QueryRun {
+        json,
+        stdout,
+        stderr,
+        code: output.status.code(),
+    }
 }

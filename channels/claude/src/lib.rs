@@ -32,6 +32,8 @@
 
 #![deny(missing_docs)]
 
+pub mod history;
+pub mod models;
 pub mod relay;
 pub mod session;
 
@@ -158,19 +160,26 @@ pub fn build_turn(
     Ok((turn, warnings))
 }
 
+/// The flags that make `claude -p` speak stream-json on stdin and stdout.
+pub const STREAM_JSON_ARGS: [&str; 6] = [
+    "-p",
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+];
+
 /// The `claude -p` stream-json command for `request` (flags, environment, working directory;
 /// stdin piped), plus warnings about what could not be honoured exactly. The prompt is not in
 /// it: it goes to stdin ([`user_message`]), once per turn.
 pub fn build_command(program: PathBuf, request: &Request) -> (CommandSpec, Vec<Event>) {
     let mut warnings = Vec::new();
     let mut command = CommandSpec::new(program);
+    for arg in STREAM_JSON_ARGS {
+        command.arg(arg);
+    }
     for arg in [
-        "-p",
-        "--input-format",
-        "stream-json",
-        "--output-format",
-        "stream-json",
-        "--verbose",
         "--include-partial-messages",
         "--permission-prompt-tool",
         "stdio",
@@ -243,9 +252,19 @@ fn build_one_shot(
     })
 }
 
+/// The query commands of the claude provider: the history of a conversation
+/// ([`history::QUERIES`]: `getSession`, `getLatestUserMessage`) and `listModels`
+/// ([`models::QUERY`]).
+pub const QUERIES: &[bridge_core::query::Query] =
+    &[history::QUERIES[0], history::QUERIES[1], models::QUERY];
+
 impl Channel for ClaudeChannel {
     fn id(&self) -> &'static str {
         ID
+    }
+
+    fn queries(&self) -> &'static [bridge_core::query::Query] {
+        QUERIES
     }
 
     fn display_name(&self) -> &'static str {

@@ -42,6 +42,8 @@
 
 #![deny(missing_docs)]
 
+pub mod models;
+
 pub use bridge_codex::{command, native, normalize, patch, rollout};
 
 use std::path::{Path, PathBuf};
@@ -470,6 +472,10 @@ impl Channel for CodexChannel {
 
     fn dialect(&self) -> MarkerDialect {
         MarkerDialect::THREAD
+    }
+
+    fn queries(&self) -> &'static [bridge_core::query::Query] {
+        &[models::QUERY]
     }
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {

@@ -38,6 +38,7 @@
 #![deny(missing_docs)]
 
 pub mod json;
+pub mod models;
 pub mod normalize;
 pub mod sessions;
 
@@ -156,6 +157,7 @@ pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
         .with("json", Arc::new(json::channel()))
         .route(route)
+        .queries(&[models::QUERY])
 }
 
 /// The [`bridge_core::channel::Route`] of kimi: [`route_without_login`] in this process's

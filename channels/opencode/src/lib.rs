@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 
 pub mod json;
+pub mod models;
 pub mod normalize;
 
 use std::sync::Arc;
@@ -103,4 +104,5 @@ pub const PROVIDER: AcpProvider = AcpProvider {
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
         .with("json", Arc::new(json::channel()))
+        .queries(&[models::QUERY])
 }

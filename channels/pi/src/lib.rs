@@ -28,6 +28,8 @@
 
 #![deny(missing_docs)]
 
+pub mod models;
+
 pub use bridge_pi_family::{launch, normalize};
 
 use std::path::PathBuf;
@@ -88,8 +90,8 @@ fn build(program: PathBuf, request: &Request, env: &ProbeEnv) -> Result<OneShotT
     launch::build_turn(&FLAVOR, program, request, env)
 }
 
-/// pi on the one-shot engine.
-pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build);
+/// pi on the one-shot engine, with its `listModels` ([`models::QUERY`]).
+pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build).with_queries(&[models::QUERY]);
 
 /// The pi channel.
 pub fn channel() -> OneShotChannel {

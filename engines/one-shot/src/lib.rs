@@ -305,6 +305,8 @@ pub struct OneShot {
     /// The CLI resumes a conversation by its session id (a session's later turns pass it);
     /// `false` for a CLI without sessions, whose every turn starts afresh.
     pub resumes: bool,
+    /// The query commands it answers besides its sends ([`bridge_core::query`]).
+    pub queries: &'static [bridge_core::query::Query],
 }
 
 impl OneShot {
@@ -315,7 +317,14 @@ impl OneShot {
             locate: sdk_probe::locate,
             build,
             resumes: true,
+            queries: &[],
         }
+    }
+
+    /// The same CLI, answering `queries` too.
+    pub const fn with_queries(mut self, queries: &'static [bridge_core::query::Query]) -> Self {
+        self.queries = queries;
+        self
     }
 }
 
@@ -348,6 +357,10 @@ impl Channel for OneShotChannel {
 
     fn resumes(&self) -> bool {
         self.spec.resumes
+    }
+
+    fn queries(&self) -> &'static [bridge_core::query::Query] {
+        self.spec.queries
     }
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {

@@ -1,0 +1,777 @@
+//! Claude Code's own session files, read for the plugin's history commands: `getSession`
+//! (the messages of a conversation) and `getLatestUserMessage` (its last prompt).
+//!
+//! Claude Code appends every entry of a conversation to
+//! `$CLAUDE_CONFIG_DIR/projects/<cwd with every non-alphanumeric character replaced by '-'>/<sessionId>.jsonl`
+//! (`~/.claude` without `CLAUDE_CONFIG_DIR`). Entries that belong to the conversation carry a
+//! `uuid` and a `parentUuid`; a rewind or an edit starts a new branch from an earlier entry,
+//! and the entries of the old branch stay in the file. What the conversation *is* is the chain
+//! of parent links back from the last entry ([`active_chain`]). Bookkeeping lines (queue
+//! operations, `last-prompt`, file-history snapshots) have no `uuid`; `attachment` entries are
+//! links of the chain but not messages.
+//!
+//! The functions here are pure over a reader; [`QUERIES`] wraps them as query commands.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::{self, BufRead, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use bridge_core::query::{Input, Query, QueryError, QueryReply, QueryRequest};
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// The text Claude Code records when a turn is interrupted (also `… for tool use]`).
+pub const INTERRUPTED: &str = "[Request interrupted by user";
+
+/// Longest entry read (longer lines are skipped with a note): a pasted image is a few MiB.
+pub const MAX_ENTRY_BYTES: usize = 64 * 1024 * 1024;
+
+/// How much of the end of the file [`latest_user_message`] reads first (it doubles the window
+/// until it finds a prompt or reaches the start).
+pub const TAIL_WINDOW: u64 = 32 * 1024;
+
+/// At most this many notes are kept; the rest are counted.
+const MAX_NOTES: usize = 20;
+
+/// The plugin's history commands.
+pub const QUERIES: [Query; 2] = [
+    Query::new(
+        "getSession",
+        Input::Args(&["sessionId", "cwd"]),
+        "the messages of a conversation (its active chain), from Claude Code's session file",
+        get_session,
+    )
+    .error_tag("[GET_SESSION_ERROR]"),
+    Query::new(
+        "getLatestUserMessage",
+        Input::Args(&["sessionId", "cwd"]),
+        "the last prompt of a conversation, read from the end of its session file",
+        get_latest_user_message,
+    ),
+];
+
+/// Claude Code's configuration directory: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub fn config_dir(env: &sdk_probe::ProbeEnv) -> Option<PathBuf> {
+    if let Some(dir) = env.var_non_empty("CLAUDE_CONFIG_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    env.home().map(|home| home.join(".claude"))
+}
+
+/// The directory name Claude Code gives a working directory under `projects/`: every
+/// character but ASCII letters and digits becomes `-` (one per UTF-16 unit, as the CLI's
+/// JavaScript replaces them).
+///
+/// ```
+/// use bridge_channel_claude::history::project_dir_name;
+/// assert_eq!(project_dir_name("/home/me/my_app.rs"), "-home-me-my-app-rs");
+/// assert_eq!(project_dir_name("/tmp/café"), "-tmp-caf-");
+/// ```
+pub fn project_dir_name(cwd: &str) -> String {
+    let mut name = String::with_capacity(cwd.len());
+    for c in cwd.chars() {
+        if c.is_ascii_alphanumeric() {
+            name.push(c);
+        } else {
+            for _ in 0..c.len_utf16() {
+                name.push('-');
+            }
+        }
+    }
+    name
+}
+
+/// The session file of `session_id` for `cwd` under `config_dir`.
+pub fn session_file(config_dir: &Path, cwd: &str, session_id: &str) -> PathBuf {
+    config_dir
+        .join("projects")
+        .join(project_dir_name(cwd))
+        .join(format!("{session_id}.jsonl"))
+}
+
+/// The fields of an entry the history needs (the rest stays in the raw line).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Head<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uuid: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    parent_uuid: Option<Cow<'a, str>>,
+    /// Set on the first entry after a compaction, whose `parentUuid` is null.
+    #[serde(borrow, default)]
+    logical_parent_uuid: Option<Cow<'a, str>>,
+    #[serde(default)]
+    is_sidechain: bool,
+    #[serde(default)]
+    is_meta: bool,
+    #[serde(default)]
+    is_compact_summary: bool,
+    #[serde(borrow, default)]
+    message: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(#[serde(borrow)] Cow<'a, str>),
+    Blocks(Vec<Block<'a>>),
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+}
+
+/// What a user entry is.
+#[derive(Debug, PartialEq, Eq)]
+enum UserRow {
+    /// Something the user typed (text, images).
+    Prompt,
+    /// The interrupt marker.
+    Interrupted,
+    /// Tool results, meta rows, compaction summaries: not a prompt.
+    Other,
+}
+
+impl Head<'_> {
+    fn is_message(&self) -> bool {
+        matches!(self.kind.as_deref(), Some("user" | "assistant"))
+    }
+
+    fn user_row(&self) -> UserRow {
+        if self.kind.as_deref() != Some("user") || self.is_meta || self.is_compact_summary {
+            return UserRow::Other;
+        }
+        let content = self
+            .message
+            .and_then(|m| serde_json::from_str::<Message>(m.get()).ok())
+            .and_then(|m| m.content);
+        match content {
+            Some(Content::Text(text)) if text.starts_with(INTERRUPTED) => UserRow::Interrupted,
+            Some(Content::Text(text)) if !text.trim().is_empty() => UserRow::Prompt,
+            Some(Content::Blocks(blocks)) => {
+                let kind = |b: &Block| b.kind.as_deref().unwrap_or_default().to_string();
+                if blocks.iter().any(|b| kind(b) == "tool_result") || blocks.is_empty() {
+                    UserRow::Other
+                } else if blocks.iter().all(|b| {
+                    kind(b) == "text" && b.text.as_deref().unwrap_or("").starts_with(INTERRUPTED)
+                }) {
+                    UserRow::Interrupted
+                } else {
+                    UserRow::Prompt
+                }
+            }
+            _ => UserRow::Other,
+        }
+    }
+}
+
+/// Notes about lines that were skipped, bounded.
+#[derive(Debug, Default)]
+struct Notes {
+    notes: Vec<String>,
+    more: usize,
+}
+
+impl Notes {
+    fn push(&mut self, note: String) {
+        if self.notes.len() < MAX_NOTES {
+            self.notes.push(note);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    fn finish(mut self) -> Vec<String> {
+        if self.more > 0 {
+            self.notes.push(format!("{} more lines skipped", self.more));
+        }
+        self.notes
+    }
+}
+
+/// The messages of a conversation, and notes about the lines that could not be read.
+#[derive(Debug, Default)]
+pub struct History {
+    /// The `user` and `assistant` entries of the active chain, oldest first, as written.
+    pub messages: Vec<Box<RawValue>>,
+    /// One note per skipped line (corrupt JSON, not UTF-8, too long).
+    pub notes: Vec<String>,
+}
+
+/// Reads the next line (without its `\n`) into `buf`; lines longer than `max` are consumed but
+/// not kept: `Ok(Some(false))`.
+fn read_line_bounded<R: BufRead>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<Option<bool>> {
+    buf.clear();
+    let mut too_long = false;
+    let mut any = false;
+    loop {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            return Ok(any.then_some(!too_long));
+        }
+        any = true;
+        let (chunk, done) = match memchr(available) {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        if !too_long && buf.len() + chunk.len() <= max {
+            buf.extend_from_slice(chunk);
+        } else {
+            too_long = true;
+            buf.clear();
+        }
+        let used = done.unwrap_or(available.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok(Some(!too_long));
+        }
+    }
+}
+
+fn memchr(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|b| *b == b'\n')
+}
+
+/// A line as an entry: its raw JSON, or why it was skipped.
+fn parse_line(bytes: &[u8]) -> Result<Option<Box<RawValue>>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_str::<Box<RawValue>>(text)
+        .map(Some)
+        .map_err(|e| format!("not JSON ({e})"))
+}
+
+/// The active conversation of a session file: the chain of parent links back from the last
+/// entry that has a `uuid` (sidechain entries aside), oldest first; of it the `user` and
+/// `assistant` entries, without the interrupt markers. Entries on branches a rewind or an edit
+/// left behind are not in it. The file is read line by line; a line that is not JSON, not
+/// UTF-8 or longer than [`MAX_ENTRY_BYTES`] is skipped with a note. A parent link to an entry
+/// the file does not have ends the chain there (with a note).
+pub fn active_chain<R: BufRead>(mut reader: R) -> io::Result<History> {
+    struct Entry {
+        raw: Box<RawValue>,
+        parent: Option<String>,
+        keep: bool,
+    }
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut by_uuid: HashMap<String, usize> = HashMap::new();
+    let mut last = None;
+    let mut notes = Notes::default();
+    let mut buf = Vec::new();
+    let mut number = 0usize;
+    while let Some(fits) = read_line_bounded(&mut reader, &mut buf, MAX_ENTRY_BYTES)? {
+        number += 1;
+        if !fits {
+            notes.push(format!(
+                "line {number} is longer than {} MiB; skipped",
+                MAX_ENTRY_BYTES >> 20
+            ));
+            continue;
+        }
+        let raw = match parse_line(&buf) {
+            Ok(Some(raw)) => raw,
+            Ok(None) => continue,
+            Err(why) => {
+                notes.push(format!("line {number} is {why}; skipped"));
+                continue;
+            }
+        };
+        let Ok(head) = serde_json::from_str::<Head>(raw.get()) else {
+            // Valid JSON of another shape (an array, a scalar): not an entry.
+            notes.push(format!("line {number} is not a session entry; skipped"));
+            continue;
+        };
+        let Some(uuid) = head.uuid.as_deref().map(str::to_string) else {
+            continue;
+        };
+        let parent = head
+            .parent_uuid
+            .as_deref()
+            .or(head.logical_parent_uuid.as_deref())
+            .map(str::to_string);
+        let keep = head.is_message() && head.user_row() != UserRow::Interrupted;
+        let sidechain = head.is_sidechain;
+        let index = entries.len();
+        entries.push(Entry { raw, parent, keep });
+        by_uuid.insert(uuid, index);
+        if !sidechain {
+            last = Some(index);
+        }
+    }
+    let mut chain = Vec::new();
+    let mut next = last;
+    while let Some(index) = next {
+        // A cycle of parent links cannot be longer than the file.
+        if chain.len() > entries.len() {
+            notes.push("the parent links form a cycle; the history stops there".into());
+            break;
+        }
+        chain.push(index);
+        next = match entries[index].parent.as_deref() {
+            None => None,
+            Some(parent) => match by_uuid.get(parent) {
+                Some(parent) => Some(*parent),
+                None => {
+                    notes.push(format!(
+                        "an entry's parent {parent} is not in the file; the history starts after it"
+                    ));
+                    None
+                }
+            },
+        };
+    }
+    let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
+    let mut messages = Vec::new();
+    for index in chain.into_iter().rev() {
+        if let Some(entry) = slots[index].take()
+            && entry.keep
+        {
+            messages.push(entry.raw);
+        }
+    }
+    Ok(History {
+        messages,
+        notes: notes.finish(),
+    })
+}
+
+/// The last prompt of a session file (a `user` entry the user typed: no tool results, meta
+/// rows, compaction summaries or interrupt markers), read from the end: the last
+/// [`TAIL_WINDOW`] bytes first, then twice as much before them, and so on, so a long file is
+/// not read whole when its last prompt is near the end. Lines that cannot be read are skipped
+/// with a note.
+pub fn latest_user_message<R: Read + Seek>(
+    mut reader: R,
+) -> io::Result<(Option<Box<RawValue>>, Vec<String>)> {
+    let mut notes = Notes::default();
+    let mut pos = reader.seek(SeekFrom::End(0))?;
+    // The start of a line whose beginning lies before `pos` (read in the previous round).
+    let mut carry: Vec<u8> = Vec::new();
+    let mut window = TAIL_WINDOW;
+    let mut from_end = 0usize;
+    loop {
+        let start = pos.saturating_sub(window);
+        let mut buf = vec![0u8; (pos - start) as usize];
+        reader.seek(SeekFrom::Start(start))?;
+        reader.read_exact(&mut buf)?;
+        buf.extend_from_slice(&carry);
+        // Lines that are complete: all of them at the start of the file, else those after the
+        // first newline (the bytes before it end a line that began earlier).
+        let first = if start == 0 {
+            Some(0)
+        } else {
+            memchr(&buf).map(|i| i + 1)
+        };
+        if let Some(first) = first {
+            for line in buf[first..].rsplit(|b| *b == b'\n') {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                from_end += 1;
+                if line.len() > MAX_ENTRY_BYTES {
+                    notes.push(format!("line {from_end} from the end is too long; skipped"));
+                    continue;
+                }
+                let raw = match parse_line(line) {
+                    Ok(Some(raw)) => raw,
+                    Ok(None) => continue,
+                    Err(why) => {
+                        notes.push(format!("line {from_end} from the end is {why}; skipped"));
+                        continue;
+                    }
+                };
+                if let Ok(head) = serde_json::from_str::<Head>(raw.get())
+                    && !head.is_sidechain
+                    && head.user_row() == UserRow::Prompt
+                {
+                    return Ok((Some(raw), notes.finish()));
+                }
+            }
+            carry = buf[..first.saturating_sub(1)].to_vec();
+        } else {
+            carry = buf;
+        }
+        if start == 0 {
+            return Ok((None, notes.finish()));
+        }
+        if carry.len() > MAX_ENTRY_BYTES {
+            // One line longer than any entry: skip its rest too.
+            notes.push("a line longer than the entry limit was skipped".into());
+            carry.clear();
+            let skip_to = memchr_back(&mut reader, start)?;
+            pos = skip_to;
+        } else {
+            pos = start;
+        }
+        window = window.saturating_mul(2).min(MAX_ENTRY_BYTES as u64);
+    }
+}
+
+/// The offset just after the last `\n` before `end` (0 when there is none).
+fn memchr_back<R: Read + Seek>(reader: &mut R, end: u64) -> io::Result<u64> {
+    let mut end = end;
+    let mut chunk = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(chunk.len() as u64);
+        let len = (end - start) as usize;
+        reader.seek(SeekFrom::Start(start))?;
+        reader.read_exact(&mut chunk[..len])?;
+        if let Some(i) = chunk[..len].iter().rposition(|b| *b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
+/// The session file for the query's `<sessionId> <cwd>`, after checking the id as `send` does.
+fn file_of(request: &QueryRequest) -> Result<PathBuf, QueryError> {
+    let (session_id, cwd) = (request.arg(0), request.arg(1));
+    bridge_core::request::check_session_id(session_id)
+        .map_err(|e| QueryError::Invalid(e.to_string()))?;
+    if cwd.is_empty() {
+        return Err(QueryError::Invalid(
+            "the cwd argument must not be empty".into(),
+        ));
+    }
+    let env = sdk_probe::ProbeEnv::from_process();
+    let dir = config_dir(&env).ok_or_else(|| {
+        QueryError::Failed(
+            "cannot find Claude Code's directory: neither CLAUDE_CONFIG_DIR nor HOME is set".into(),
+        )
+    })?;
+    Ok(session_file(&dir, cwd, session_id))
+}
+
+/// Opens `path`; a file that does not exist is `None` (a session with no history yet).
+fn open(path: &Path) -> Result<Option<std::fs::File>, QueryError> {
+    match std::fs::File::open(path) {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(QueryError::Failed(format!(
+            "cannot read {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    job: impl FnOnce() -> Result<T, QueryError> + Send + 'static,
+) -> Result<T, QueryError> {
+    tokio::task::spawn_blocking(job)
+        .await
+        .map_err(|e| QueryError::Failed(format!("the history reader stopped: {e}")))?
+}
+
+fn get_session(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
+    Box::pin(async move {
+        let path = file_of(&request)?;
+        blocking(move || {
+            let history = match open(&path)? {
+                Some(file) => active_chain(io::BufReader::with_capacity(256 * 1024, file))
+                    .map_err(|e| {
+                        QueryError::Failed(format!("cannot read {}: {e}", path.display()))
+                    })?,
+                None => History::default(),
+            };
+            #[derive(Serialize)]
+            struct Body<'a> {
+                success: bool,
+                messages: &'a [Box<RawValue>],
+            }
+            let reply = QueryReply::serialized(&Body {
+                success: true,
+                messages: &history.messages,
+            })?;
+            Ok(reply.with_notes(history.notes))
+        })
+        .await
+    })
+}
+
+fn get_latest_user_message(
+    request: QueryRequest,
+) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
+    Box::pin(async move {
+        let path = file_of(&request)?;
+        blocking(move || {
+            let (message, notes) = match open(&path)? {
+                Some(file) => latest_user_message(file).map_err(|e| {
+                    QueryError::Failed(format!("cannot read {}: {e}", path.display()))
+                })?,
+                None => (None, Vec::new()),
+            };
+            #[derive(Serialize)]
+            struct Body {
+                success: bool,
+                message: Option<Box<RawValue>>,
+            }
+            let reply = QueryReply::serialized(&Body {
+                success: true,
+                message,
+            })?;
+            Ok(reply.with_notes(notes))
+        })
+        .await
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn user(uuid: &str, parent: Option<&str>, text: &str) -> String {
+        json!({"type": "user", "uuid": uuid, "parentUuid": parent, "isSidechain": false,
+               "message": {"role": "user", "content": text}})
+        .to_string()
+    }
+
+    fn assistant(uuid: &str, parent: &str, text: &str) -> String {
+        json!({"type": "assistant", "uuid": uuid, "parentUuid": parent, "isSidechain": false,
+               "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}})
+        .to_string()
+    }
+
+    fn texts(messages: &[Box<RawValue>]) -> Vec<String> {
+        messages
+            .iter()
+            .map(|raw| {
+                let v: Value = serde_json::from_str(raw.get()).unwrap();
+                let content = &v["message"]["content"];
+                content
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| content[0]["text"].as_str().unwrap_or("?").to_string())
+            })
+            .collect()
+    }
+
+    fn chain(lines: &[String]) -> History {
+        active_chain(lines.join("\n").as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn the_chain_follows_parent_links_and_drops_abandoned_branches() {
+        let lines = [
+            r#"{"type":"queue-operation","operation":"enqueue"}"#.to_string(),
+            user("u1", None, "first"),
+            json!({"type": "attachment", "uuid": "a1", "parentUuid": "u1", "attachment": {}})
+                .to_string(),
+            assistant("r1", "a1", "answer 1"),
+            user("u2", Some("r1"), "second, later edited"),
+            assistant("r2", "u2", "answer 2 (abandoned)"),
+            // The edit branches off r1 again.
+            user("u2b", Some("r1"), "second, edited"),
+            assistant("r2b", "u2b", "answer 2b"),
+            r#"{"type":"last-prompt","leafUuid":"r2b"}"#.to_string(),
+        ];
+        let history = chain(&lines);
+        assert_eq!(
+            texts(&history.messages),
+            ["first", "answer 1", "second, edited", "answer 2b"]
+        );
+        assert!(history.notes.is_empty(), "{:?}", history.notes);
+        // The entries are the file's own bytes.
+        assert_eq!(history.messages[0].get(), lines[1]);
+    }
+
+    #[test]
+    fn interrupt_markers_are_dropped_but_still_link_the_chain() {
+        let lines = [
+            user("u1", None, "first"),
+            assistant("r1", "u1", "partial"),
+            user("i1", Some("r1"), "[Request interrupted by user]"),
+            json!({"type": "user", "uuid": "i2", "parentUuid": "i1",
+                   "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user for tool use]"}]}})
+            .to_string(),
+            user("u2", Some("i2"), "again"),
+        ];
+        assert_eq!(
+            texts(&chain(&lines).messages),
+            ["first", "partial", "again"]
+        );
+    }
+
+    #[test]
+    fn corrupt_lines_are_skipped_with_a_note() {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(user("u1", None, "first").as_bytes());
+        bytes.extend_from_slice(b"\n{\"type\":\"user\",\"uuid\":\"broken\n");
+        bytes.extend_from_slice(b"\xff\xfe not utf-8\n[1,2]\n\n");
+        bytes.extend_from_slice(assistant("r1", "u1", "answer").as_bytes());
+        let history = active_chain(bytes.as_slice()).unwrap();
+        assert_eq!(texts(&history.messages), ["first", "answer"]);
+        assert_eq!(history.notes.len(), 3, "{:?}", history.notes);
+        assert!(history.notes[0].starts_with("line 2 is not JSON"));
+        assert_eq!(history.notes[1], "line 3 is not UTF-8; skipped");
+        assert_eq!(history.notes[2], "line 4 is not a session entry; skipped");
+    }
+
+    #[test]
+    fn a_missing_parent_and_a_cycle_end_the_chain_with_a_note() {
+        let history = chain(&[
+            assistant("r1", "gone", "orphan"),
+            user("u2", Some("r1"), "next"),
+        ]);
+        assert_eq!(texts(&history.messages), ["orphan", "next"]);
+        assert!(history.notes[0].contains("gone"), "{:?}", history.notes);
+        let history = chain(&[assistant("a", "b", "x"), assistant("b", "a", "y")]);
+        assert!(history.messages.len() <= 3);
+        assert!(history.notes[0].contains("cycle"), "{:?}", history.notes);
+    }
+
+    #[test]
+    fn sidechain_entries_do_not_pick_the_leaf_and_compaction_keeps_the_history() {
+        let lines = [
+            user("u1", None, "before compaction"),
+            json!({"type": "system", "subtype": "compact_boundary", "uuid": "c1",
+                   "parentUuid": null, "logicalParentUuid": "u1"})
+            .to_string(),
+            user("u2", Some("c1"), "after compaction"),
+            json!({"type": "assistant", "uuid": "s1", "parentUuid": "x", "isSidechain": true,
+                   "message": {"content": [{"type": "text", "text": "subagent"}]}})
+            .to_string(),
+        ];
+        assert_eq!(
+            texts(&chain(&lines).messages),
+            ["before compaction", "after compaction"]
+        );
+    }
+
+    #[test]
+    fn an_empty_file_has_no_messages() {
+        let history = active_chain(&b""[..]).unwrap();
+        assert!(history.messages.is_empty() && history.notes.is_empty());
+    }
+
+    #[test]
+    fn overlong_lines_are_skipped_without_being_kept() {
+        let mut reader = io::BufReader::with_capacity(8, &b"0123456789abcdef\nok\nlast"[..]);
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_line_bounded(&mut reader, &mut buf, 10).unwrap(),
+            Some(false)
+        );
+        assert!(buf.is_empty());
+        assert_eq!(
+            read_line_bounded(&mut reader, &mut buf, 10).unwrap(),
+            Some(true)
+        );
+        assert_eq!(buf, b"ok");
+        assert_eq!(
+            read_line_bounded(&mut reader, &mut buf, 10).unwrap(),
+            Some(true)
+        );
+        assert_eq!(buf, b"last");
+        assert_eq!(read_line_bounded(&mut reader, &mut buf, 10).unwrap(), None);
+    }
+
+    fn latest(text: &str) -> (Option<String>, Vec<String>) {
+        let (raw, notes) = latest_user_message(io::Cursor::new(text.as_bytes().to_vec())).unwrap();
+        (raw.map(|r| texts(&[r]).remove(0)), notes)
+    }
+
+    #[test]
+    fn the_latest_prompt_skips_tool_results_meta_rows_and_interrupts() {
+        let tool_result = json!({"type": "user", "uuid": "t", "parentUuid": "r2",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "ok"}]}});
+        let meta = json!({"type": "user", "uuid": "m", "isMeta": true, "parentUuid": "t",
+            "message": {"role": "user", "content": "<local-command-caveat>"}});
+        let lines = [
+            user("u1", None, "first"),
+            assistant("r1", "u1", "a"),
+            user("u2", Some("r1"), "second"),
+            assistant("r2", "u2", "b"),
+            tool_result.to_string(),
+            meta.to_string(),
+            user("i", Some("m"), "[Request interrupted by user]"),
+            r#"{"type":"last-prompt"}"#.to_string(),
+            "{corrupt".to_string(),
+        ];
+        let (message, notes) = latest(&(lines.join("\n") + "\n"));
+        assert_eq!(message.as_deref(), Some("second"));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("line 1 from the end is not JSON"),
+            "{notes:?}"
+        );
+        assert_eq!(latest("").0, None);
+        assert_eq!(latest(&assistant("r", "u", "only answers")).0, None);
+    }
+
+    #[test]
+    fn the_latest_prompt_is_found_beyond_the_first_window_and_across_its_edges() {
+        // A prompt far from the end, and a prompt line longer than the first window.
+        let filler = assistant("r", "u", &"x".repeat(1000));
+        for prompt in ["far away".to_string(), "y".repeat(3 * TAIL_WINDOW as usize)] {
+            let mut lines = vec![user("u0", None, "oldest"), user("u1", None, &prompt)];
+            lines.extend(std::iter::repeat_n(filler.clone(), 200));
+            let (message, notes) = latest(&lines.join("\n"));
+            assert_eq!(message.as_deref(), Some(prompt.as_str()));
+            assert!(notes.is_empty(), "{notes:?}");
+        }
+    }
+
+    #[test]
+    fn the_latest_prompt_read_stays_near_the_end() {
+        /// A reader that counts the bytes read.
+        struct Counting(io::Cursor<Vec<u8>>, usize);
+        impl Read for Counting {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = self.0.read(buf)?;
+                self.1 += n;
+                Ok(n)
+            }
+        }
+        impl Seek for Counting {
+            fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+                self.0.seek(pos)
+            }
+        }
+        let filler = assistant("r", "u", &"x".repeat(1000));
+        let mut lines: Vec<String> = std::iter::repeat_n(filler, 5000).collect();
+        lines.push(user("u", Some("r"), "recent"));
+        lines.push(assistant("r9", "u", "reply"));
+        let bytes = lines.join("\n").into_bytes();
+        let total = bytes.len();
+        let mut reader = Counting(io::Cursor::new(bytes), 0);
+        let (message, _) = latest_user_message(&mut reader).unwrap();
+        assert!(message.is_some());
+        assert!(
+            reader.1 <= TAIL_WINDOW as usize,
+            "read {} of {total} bytes",
+            reader.1
+        );
+    }
+
+    #[test]
+    fn the_project_directory_replaces_every_other_character() {
+        assert_eq!(project_dir_name("/tmp/a b/ü😀"), "-tmp-a-b----");
+        assert_eq!(
+            session_file(Path::new("/c"), "/w/x.y", "abc"),
+            Path::new("/c/projects/-w-x-y/abc.jsonl")
+        );
+    }
+}

@@ -1,0 +1,400 @@
+//! The plugin's query commands end to end (`bridge <provider> getSession …`, `listModels`):
+//! real CLIs and their real files, the project's mock model server where a model answers,
+//! inside a loopback-only network namespace. Every reply is read the way the plugin's Java
+//! side reads it: the last stdout line that is a JSON object ([`run_query`]).
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+/// The text of a Claude session entry's message (a string, or its text blocks joined).
+fn entry_text(entry: &Value) -> String {
+    let content = &entry["message"]["content"];
+    match content.as_str() {
+        Some(text) => text.to_string(),
+        None => content
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect(),
+    }
+}
+
+#[test]
+fn claude_history_of_a_three_turn_session_is_its_chain_in_order() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = claude_command(&sandbox, &mock.url(), &[]);
+    let prompts = [
+        "MOCK:text first turn",
+        "MOCK:recall turn 2",
+        "MOCK:recall turn 3",
+    ];
+    let lines: String = prompts
+        .iter()
+        .map(|p| format!("{}\n", json!({"message": p})))
+        .collect();
+    let out = run_with_stdin(as_session_in(&send, "jsonl"), &lines);
+    assert!(out.status.success(), "{out:?}");
+    let events = jsonl_events(&String::from_utf8_lossy(&out.stdout));
+    let ends = of_type(&events, "turn_end");
+    assert_eq!(ends.len(), 3, "{events:?}");
+    assert!(ends.iter().all(|e| e["success"] == true), "{ends:?}");
+    let session = ends[0]["session_id"].as_str().unwrap().to_string();
+    let answers: Vec<&str> = ends.iter().map(|e| e["result"].as_str().unwrap()).collect();
+    assert!(answers[2].contains("first turn"), "{answers:?}");
+
+    let cwd = std::fs::canonicalize(sandbox.work()).unwrap();
+    let cwd = cwd.to_str().unwrap();
+    let history = run_query(as_query(&send, "getSession", &[&session, cwd]));
+    assert_eq!(history.code, Some(0), "{history:?}");
+    assert_eq!(history.json["success"], true, "{history:?}");
+    let messages = history.json["messages"].as_array().expect("messages");
+    // Exactly the user and assistant entries of the chain, in order, as Claude Code wrote
+    // them (its attachments and queue bookkeeping left out).
+    let seen: Vec<(String, String)> = messages
+        .iter()
+        .map(|m| (m["type"].as_str().unwrap().to_string(), entry_text(m)))
+        .collect();
+    let expected: Vec<(String, String)> = prompts
+        .iter()
+        .zip(&answers)
+        .flat_map(|(p, a)| {
+            [
+                ("user".into(), p.to_string()),
+                ("assistant".into(), a.to_string()),
+            ]
+        })
+        .collect();
+    assert_eq!(seen, expected);
+    let mut uuids: Vec<&str> = messages
+        .iter()
+        .map(|m| m["uuid"].as_str().unwrap())
+        .collect();
+    assert!(messages.iter().all(|m| m["sessionId"] == session.as_str()));
+    uuids.dedup();
+    assert_eq!(uuids.len(), messages.len(), "each entry once");
+    assert!(!history.stderr.contains("[WARNING]"), "{}", history.stderr);
+
+    let latest = run_query(as_query(&send, "getLatestUserMessage", &[&session, cwd]));
+    assert_eq!(latest.code, Some(0), "{latest:?}");
+    assert_eq!(latest.json["success"], true);
+    assert_eq!(latest.json["message"]["type"], "user");
+    assert_eq!(entry_text(&latest.json["message"]), prompts[2]);
+
+    // A session that has no file yet, and the same command for another cwd: no history.
+    for (id, dir) in [("0000-none", cwd), (session.as_str(), "/elsewhere")] {
+        let empty = run_query(as_query(&send, "getSession", &[id, dir]));
+        assert_eq!(empty.json, json!({"success": true, "messages": []}));
+        let none = run_query(as_query(&send, "getLatestUserMessage", &[id, dir]));
+        assert_eq!(none.json, json!({"success": true, "message": null}));
+    }
+}
+
+#[test]
+fn claude_history_refuses_bad_ids_and_arguments_and_survives_a_corrupt_file() {
+    let sandbox = Sandbox::new();
+    let send = claude_command(&sandbox, "http://127.0.0.1:9", &[]);
+    let cwd = "/some/project";
+    for id in ["../x", "a/b", ".hidden", ""] {
+        let bad = run_query(as_query(&send, "getSession", &[id, cwd]));
+        assert_eq!(bad.json["success"], false, "{id}: {bad:?}");
+        assert!(bad.stderr.contains("[GET_SESSION_ERROR]"), "{bad:?}");
+        assert_eq!(bad.code, Some(0), "in-band");
+    }
+    let missing = run_query(as_query(&send, "getSession", &["abc"]));
+    assert_eq!(missing.json["success"], false);
+    assert!(missing.stderr.contains("[COMMAND_ERROR]"), "{missing:?}");
+    assert_eq!(missing.code, Some(1));
+
+    // A file with a corrupt line between two good ones.
+    let dir = sandbox.home().join(".claude/projects/-some-project");
+    std::fs::create_dir_all(&dir).unwrap();
+    let user = json!({"type": "user", "uuid": "u1", "parentUuid": null,
+                      "message": {"role": "user", "content": "hello"}});
+    let answer = json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1",
+                        "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}});
+    std::fs::write(
+        dir.join("s-1.jsonl"),
+        format!("{user}\n{{\"type\":\"user\",\"uu\n{answer}\n"),
+    )
+    .unwrap();
+    let history = run_query(as_query(&send, "getSession", &["s-1", cwd]));
+    assert_eq!(
+        history.json,
+        json!({"success": true, "messages": [user, answer]})
+    );
+    assert!(
+        history
+            .stderr
+            .contains("[WARNING] getSession: line 2 is not JSON"),
+        "{}",
+        history.stderr
+    );
+
+    // An unreadable file is an error, not an empty history (root reads anything: a directory
+    // in the file's place stands in for it).
+    std::fs::create_dir_all(dir.join("s-2.jsonl")).unwrap();
+    let unreadable = run_query(as_query(&send, "getSession", &["s-2", cwd]));
+    assert_eq!(unreadable.json["success"], false, "{unreadable:?}");
+    assert!(
+        unreadable
+            .stderr
+            .contains("[GET_SESSION_ERROR] cannot read")
+    );
+}
+
+#[test]
+fn claude_lists_the_models_of_its_initialize_reply() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = claude_command(&sandbox, &mock.url(), &[]);
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let reply = &run.json;
+    assert_eq!(reply["success"], true, "{run:?}");
+    assert_eq!(reply["provider"], "claude");
+    assert_eq!(reply["defaultModel"], "default");
+    let models = reply["models"].as_array().unwrap();
+    let ids: Vec<&str> = models.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    // What Claude Code 2.1.197's own model picker offers.
+    assert_eq!(
+        ids,
+        ["default", "opus[1m]", "sonnet", "sonnet[1m]", "haiku"]
+    );
+    assert!(
+        models
+            .iter()
+            .all(|m| m["label"].is_string() && m["description"].is_string())
+    );
+    // Listing asks no model anything.
+    assert!(mock.model_requests().is_empty());
+}
+
+#[test]
+fn a_provider_that_cannot_list_models_says_so_and_unknown_commands_list_the_known_ones() {
+    let sandbox = Sandbox::new();
+    let mut cmd = bridge();
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sandbox.home())
+        .args(["gemini", "listModels"]);
+    let run = run_query(cmd);
+    assert_eq!(
+        run.json,
+        json!({"success": false, "error": "gemini cannot list its models"})
+    );
+
+    let mut cmd = bridge();
+    cmd.env_clear()
+        .env("HOME", sandbox.home())
+        .args(["claude", "getHistory"]);
+    let run = run_query(cmd);
+    assert_eq!(run.code, Some(1));
+    assert_eq!(
+        run.json,
+        json!({"success": false, "error": "Unknown Claude Code command: getHistory"})
+    );
+    assert!(
+        run.stderr.contains(
+            "[COMMAND_ERROR] unknown command; claude accepts: send, sendWithAttachments, session, getSession <sessionId> <cwd>, getLatestUserMessage <sessionId> <cwd>, listModels"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The ids of a `listModels` reply (after checking its shape: success, the provider, every
+/// model with an id and a label).
+fn model_ids(reply: &Value, provider: &str) -> Vec<String> {
+    assert_eq!(reply["success"], true, "{reply}");
+    assert_eq!(reply["provider"], provider, "{reply}");
+    let models = reply["models"].as_array().expect("models");
+    assert!(
+        models
+            .iter()
+            .all(|m| m["id"].is_string() && m["label"].is_string()),
+        "{reply}"
+    );
+    models
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Runs one `MOCK:text` turn with `cmd` (a `bridge <provider> send …` with `--format jsonl`)
+/// and returns its turn end.
+fn one_turn(cmd: std::process::Command, request: Value) -> Value {
+    let out = run_with_stdin(cmd, &request.to_string());
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let events = jsonl_events(&stdout);
+    of_type(&events, "turn_end")
+        .last()
+        .map(|e| (*e).clone())
+        .unwrap_or_else(|| panic!("no turn end: {stdout}"))
+}
+
+#[test]
+fn pi_lists_the_models_of_its_table_and_a_listed_one_runs() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = pi_command(&sandbox, &[]);
+    // Without credentials pi has no model to offer: an empty list, never an invented one.
+    let none = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(
+        model_ids(&none.json, "pi"),
+        Vec::<String>::new(),
+        "{none:?}"
+    );
+    assert!(
+        none.stderr.contains("No models available"),
+        "{}",
+        none.stderr
+    );
+
+    write_pi_models(&sandbox, &mock.api_base());
+    std::fs::write(
+        sandbox.home().join(".pi/agent/settings.json"),
+        r#"{"defaultProvider":"mock","defaultModel":"mock-model"}"#,
+    )
+    .unwrap();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let ids = model_ids(&run.json, "pi");
+    assert_eq!(ids, ["mock/mock-model", "mockresp/mock-model"]);
+    assert_eq!(run.json["defaultModel"], "mock/mock-model");
+    assert_eq!(
+        run.json["models"][0]["description"],
+        "mock · context 128K · max-out 8.2K · thinking yes · images yes"
+    );
+    let end = one_turn(
+        pi_command(&sandbox, &["--format", "jsonl", "--model", &ids[1]]),
+        json!({"message": "MOCK:text hi"}),
+    );
+    assert_eq!(end["success"], true, "{end}");
+    assert_eq!(end["result"], "Hello from the mock model.");
+    // pi asked the listed provider's endpoint (the Responses API of `mockresp`).
+    let asked = mock.model_requests();
+    assert!(
+        asked.last().is_some_and(|r| r.path.contains("responses")),
+        "{:?}",
+        asked.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn opencode_lists_the_models_of_opencode_models() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send =
+        common::acp::acp_command(common::acp::Provider::Opencode, &sandbox, &mock.url(), &[]);
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let ids = model_ids(&run.json, "opencode");
+    // The configured provider's models, after opencode's built-in ones.
+    assert!(
+        ids.ends_with(&["mock/mock-model".to_string(), "mock/mock-small".to_string()]),
+        "{ids:?}"
+    );
+    assert!(ids.iter().all(|id| id.contains('/')), "{ids:?}");
+    assert_eq!(run.json["defaultModel"], "mock/mock-model");
+    let small = &run.json["models"][ids.len() - 1];
+    assert_eq!(small["label"], "mock-small");
+    assert_eq!(small["description"], "mock");
+}
+
+#[test]
+fn kimi_lists_the_models_of_its_config_and_a_listed_one_runs() {
+    use common::acp::{Provider, acp_command};
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = acp_command(Provider::Kimi.json(), &sandbox, &mock.url(), &[]);
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(model_ids(&run.json, "kimi"), ["mock"]);
+    assert_eq!(run.json["defaultModel"], "mock");
+    assert_eq!(
+        run.json["models"][0]["description"],
+        "mock · mock-model · context 128000"
+    );
+    let end = one_turn(
+        acp_command(
+            Provider::Kimi.json(),
+            &sandbox,
+            &mock.url(),
+            &["--format", "jsonl", "--model", "mock"],
+        ),
+        json!({"message": "MOCK:text hi"}),
+    );
+    assert_eq!(end["success"], true, "{end}");
+    assert_eq!(end["result"], "Hello from the mock model.");
+
+    // No config: kimi's own default, `auto`.
+    std::fs::remove_file(sandbox.home().join(".kimi/config.toml")).unwrap();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(model_ids(&run.json, "kimi"), ["auto"]);
+    assert_eq!(run.json["defaultModel"], "auto");
+}
+
+#[test]
+fn codex_lists_its_config_and_catalog_and_codex_runs_with_them() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = codex_command(&sandbox, &["--format", "jsonl"]);
+    let codex_home = sandbox.home().join(".codex");
+    // OpenAI's provider and no catalog: nothing to list, the configured default named.
+    std::fs::write(codex_home.join("config.toml"), "model = \"gpt-5.5\"\n").unwrap();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(model_ids(&run.json, "codex"), Vec::<String>::new());
+    assert_eq!(run.json["defaultModel"], "gpt-5.5");
+
+    // A catalog in the schema Codex itself parses (it refuses to start on a wrong one).
+    let entry = |slug: &str, name: &str, visibility: &str| {
+        json!({"slug": slug, "display_name": name, "description": format!("{name} via the mock"),
+               "visibility": visibility, "supported_reasoning_levels": [], "shell_type": "default",
+               "supported_in_api": true, "priority": 1, "support_verbosity": false,
+               "truncation_policy": {"mode": "bytes", "limit": 10000},
+               "experimental_supported_tools": [], "base_instructions": "You are a coding agent."})
+    };
+    let catalog = json!({"models": [
+        entry("gpt-5.5", "GPT-5.5", "list"),
+        entry("mock-mini", "Mock Mini", "list"),
+        entry("retired", "Retired", "hide"),
+    ]});
+    std::fs::write(codex_home.join("catalog.json"), catalog.to_string()).unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        "model = \"gpt-5.5\"\nmodel_catalog_json = \"catalog.json\"\n",
+    )
+    .unwrap();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(model_ids(&run.json, "codex"), ["gpt-5.5", "mock-mini"]);
+    assert_eq!(run.json["defaultModel"], "gpt-5.5");
+    assert_eq!(run.json["models"][1]["label"], "Mock Mini");
+    assert_eq!(
+        run.json["models"][1]["description"],
+        "Mock Mini via the mock"
+    );
+    // Codex takes the same config and runs a listed model.
+    let end = one_turn(
+        codex_command(&sandbox, &["--format", "jsonl"]),
+        json!({"message": "MOCK:text hi", "cwd": sandbox.work(), "model": "mock-mini",
+               "baseUrl": mock.api_base(), "apiKey": CANARY_KEY}),
+    );
+    assert_eq!(end["success"], true, "{end}");
+    assert_eq!(end["result"], "Hello from the mock model.");
+    let asked = mock.model_requests();
+    assert_eq!(
+        asked.last().map(|r| r.body["model"].clone()),
+        Some(json!("mock-mini"))
+    );
+
+    // A config Codex could not read either is an error.
+    std::fs::write(codex_home.join("config.toml"), "model = ").unwrap();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(run.json["success"], false, "{run:?}");
+}
