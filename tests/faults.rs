@@ -3133,6 +3133,22 @@ impl DaemonRun {
         self.running.write_stdin(format!("{line}\n").as_bytes());
     }
 
+    /// Reads until request `id` wrote a line containing `needle`.
+    fn until_line(&mut self, id: &str, needle: &str) {
+        let hit =
+            |v: &Value| v["id"] == id && v["line"].as_str().is_some_and(|l| l.contains(needle));
+        let mut found = self.seen.iter().any(hit);
+        while !found {
+            let line = self
+                .running
+                .next_line(SECS(60))
+                .unwrap_or_else(|| panic!("{id} never wrote {needle:?}; so far: {:?}", self.seen));
+            let value: Value = serde_json::from_str(&line).unwrap();
+            found = hit(&value);
+            self.seen.push(value);
+        }
+    }
+
     /// Reads until request `id` is done; returns its `done` line and its output lines.
     fn done(&mut self, id: &str) -> (Value, Vec<String>) {
         let is_done = |v: &Value| v["id"] == id && v["done"] == true;
@@ -3196,14 +3212,7 @@ fn a_cli_dying_in_the_daemon_takes_down_its_own_request_only() {
             "b1",
             params("TURN-SLOW other", "sess-b", false),
         );
-        while !daemon
-            .seen
-            .iter()
-            .any(|v| v["id"] == "b1" && v["line"].as_str().is_some_and(|l| l.contains("s1;")))
-        {
-            let line = daemon.running.next_line(SECS(60)).expect("b streams");
-            daemon.seen.push(serde_json::from_str(&line).unwrap());
-        }
+        daemon.until_line("b1", "s1;");
         daemon.send(
             engine.provider,
             "a2",
@@ -3303,14 +3312,7 @@ fn kill_hang_and_flood_through_the_daemon_end_their_own_request() {
             "b1",
             params("TURN-WAIT hang", "sess-b", false),
         );
-        while !daemon
-            .seen
-            .iter()
-            .any(|v| v["id"] == "b1" && v["line"].as_str().is_some_and(|l| l.contains("waiting")))
-        {
-            let line = daemon.running.next_line(SECS(60)).expect("b starts");
-            daemon.seen.push(serde_json::from_str(&line).unwrap());
-        }
+        daemon.until_line("b1", "waiting");
         daemon.send(
             engine.provider,
             "a3",
