@@ -594,11 +594,7 @@ impl Drop for ChildProcess {
 pub fn tree_rss_bytes(pid: u32) -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
-        let rss = |pid: u32| -> Option<u64> {
-            let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
-            let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-            Some(pages * page_size())
-        };
+        let rss = rss_bytes;
         let own = rss(pid)?;
         // Parent links of every process; `comm` may hold spaces and parentheses, so the
         // fields are read after the last `)`.
@@ -630,6 +626,22 @@ pub fn tree_rss_bytes(pid: u32) -> Option<u64> {
             stack.extend(children.remove(&next).unwrap_or_default());
         }
         Some(total)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+/// Resident memory of process `pid` alone, in bytes (`/proc` on Linux; `None` elsewhere, or
+/// when `pid` is gone).
+pub fn rss_bytes(pid: u32) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+        let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+        Some(pages * page_size())
     }
     #[cfg(not(target_os = "linux"))]
     {

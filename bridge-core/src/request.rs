@@ -149,8 +149,9 @@ pub fn request_env_allowed(key: &str) -> bool {
 
 /// The `env` object of a request: string values as they are, numbers and booleans as text
 /// (`String(value)` in the Node daemon), `null` skipped; variables
-/// [`request_env_allowed`] refuses are dropped.
-fn parse_env(value: Option<Value>) -> Result<Vec<(String, String)>, RequestError> {
+/// [`request_env_allowed`] refuses are dropped. The one reading of `env` (requests, and the
+/// daemon's per-process commands).
+pub fn parse_env(value: Option<Value>) -> Result<Vec<(String, String)>, RequestError> {
     let object = match value {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Object(object)) => object,

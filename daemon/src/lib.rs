@@ -43,9 +43,9 @@ use bridge_core::event::Event;
 use bridge_core::lines::{LineItem, LineReader};
 use bridge_core::permission::PermissionBroker;
 use bridge_core::permission_ipc::FileIpc;
-use bridge_core::process::{ChildProcess, CommandSpec, StdinMode, tree_rss_bytes};
+use bridge_core::process::{ChildProcess, CommandSpec, StdinMode, rss_bytes, tree_rss_bytes};
 use bridge_core::redact::Redactor;
-use bridge_core::request::{MAX_REQUEST_BYTES, Request, RequestError, request_env_allowed};
+use bridge_core::request::{MAX_REQUEST_BYTES, Request, RequestError};
 use bridge_core::turn::TurnLimits;
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
@@ -302,23 +302,17 @@ async fn sweep_idle(daemon: Arc<Daemon>, stop: CancellationToken) {
     }
 }
 
-/// Removes `params.env` for [`PerProcess`] children: the request's variables, filtered like
-/// every request's ([`request_env_allowed`]).
+/// Removes `params.env` for [`PerProcess`] children: the request's variables, read and
+/// filtered as every request's are ([`bridge_core::request::parse_env`]); an `env` that is not
+/// an object of strings is the child's to reject (it stays in the request it reads).
 fn take_env(params: &mut Map<String, Value>) -> Vec<(String, String)> {
-    let Some(Value::Object(env)) = params.remove("env") else {
-        return Vec::new();
-    };
-    env.into_iter()
-        .filter_map(|(key, value)| {
-            let value = match value {
-                Value::String(s) => s,
-                Value::Bool(b) => b.to_string(),
-                Value::Number(n) => n.to_string(),
-                _ => return None,
-            };
-            request_env_allowed(&key).then_some((key, value))
-        })
-        .collect()
+    match bridge_core::request::parse_env(params.get("env").cloned()) {
+        Ok(env) => {
+            params.remove("env");
+            env
+        }
+        Err(_) => Vec::new(),
+    }
 }
 
 impl Daemon {
@@ -332,14 +326,15 @@ impl Daemon {
             "type": "heartbeat",
             "ts": ts,
             "sdkPreloaded": true,
-            "memoryUsage": tree_rss_bytes(std::process::id()).unwrap_or(0),
+            // The daemon's own memory, not its CLIs' (status lists those per session).
+            "memoryUsage": rss_bytes(std::process::id()).unwrap_or(0),
         }));
         self.out.done(id, true, None);
     }
 
     fn status(&self, id: Option<&str>) {
         let sessions = self.registry.status(tree_rss_bytes);
-        let own = own_rss();
+        let own = rss_bytes(std::process::id());
         let _ = self.out.send(&json!({
             "id": id,
             "type": "status",
@@ -835,11 +830,6 @@ fn sink_redacted(sink: &ReplySink, text: &str) -> String {
     bridge_core::driver::Sink::redactor(sink)
         .redact(text)
         .into_owned()
-}
-
-/// Resident memory of this process, in bytes.
-fn own_rss() -> Option<u64> {
-    tree_rss_bytes(std::process::id())
 }
 
 /// Removes a running request's interrupt token when the request ends.
