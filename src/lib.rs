@@ -99,7 +99,7 @@ pub fn built_in_ids() -> Vec<&'static str> {
 fn built_in_router() -> core::Router {
     let router = core::Router::new()
         .with(Arc::new(claude::ClaudeChannel::new()))
-        .with(Arc::new(codex::CodexChannel::new()))
+        .with(Arc::new(codex::channel()))
         .with(Arc::new(gemini::channel()))
         .with(Arc::new(qwen::channel()))
         .with(Arc::new(copilot::channel()))

@@ -1,6 +1,7 @@
-//! `bridge codex send` end to end: the real Codex CLI (0.171.0, pinned by tests/install-clis.sh)
-//! against the project's mock model server (OpenAI Responses dialect), inside a loopback-only
-//! network namespace.
+//! `bridge codex send --transport exec` end to end: the real Codex CLI (0.171.0, pinned by
+//! tests/install-clis.sh) against the project's mock model server (OpenAI Responses dialect),
+//! inside a loopback-only network namespace. The default transport, `codex app-server`, has its
+//! own tests (tests/codex_app_server.rs).
 //!
 //! The mock's URL and a canary key go in the request (`baseUrl`, `apiKey`), as the plugin sends
 //! them; the channel turns them into a Codex model provider. The model is `gpt-5.5`, a slug Codex
@@ -25,6 +26,13 @@ fn responses(mock: &Mock) -> Vec<mock_llm::LoggedRequest> {
         .collect()
 }
 
+/// `bridge codex send --transport exec …`.
+fn exec_command(sandbox: &Sandbox, args: &[&str]) -> std::process::Command {
+    let mut all = vec!["--transport", "exec"];
+    all.extend_from_slice(args);
+    codex_command(sandbox, &all)
+}
+
 fn request(mock: &Mock, sandbox: &Sandbox, message: &str, extra: Value) -> String {
     let base = json!({
         "message": message,
@@ -37,7 +45,7 @@ fn request(mock: &Mock, sandbox: &Sandbox, message: &str, extra: Value) -> Strin
 }
 
 fn run(sandbox: &Sandbox, args: &[&str], req: &str) -> (String, std::process::Output) {
-    let out = run_with_stdin(codex_command(sandbox, args), req);
+    let out = run_with_stdin(exec_command(sandbox, args), req);
     (String::from_utf8_lossy(&out.stdout).into_owned(), out)
 }
 
@@ -284,7 +292,7 @@ fn response_failed_and_dropped_streams_are_errors_never_successes() {
 fn a_dropped_stream_that_codex_retries_reports_the_reconnect() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
-    let mut cmd = codex_command(&sandbox, &["--format", "jsonl"]);
+    let mut cmd = exec_command(&sandbox, &["--format", "jsonl"]);
     cmd.env("BRIDGE_CODEX_MAX_RETRIES", "1");
     let out = run_with_stdin(cmd, &request(&mock, &sandbox, "MOCK:cut go", json!({})));
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -497,7 +505,7 @@ fn plugin_overrides_apply_and_never_reach_the_cli() {
     };
     let mock = Mock::with(mock_llm::Config::default().script("env", script));
     let sandbox = Sandbox::new();
-    let mut cmd = codex_command(&sandbox, &["--format", "jsonl"]);
+    let mut cmd = exec_command(&sandbox, &["--format", "jsonl"]);
     cmd.env("CODEX_SANDBOX_MODE", "read-only")
         .env("CODEX_APPROVAL_POLICY", "never")
         .env("CODEX_CI", "1");
@@ -659,7 +667,7 @@ fn a_prompt_too_long_for_argv_goes_over_stdin() {
 fn interrupt_during_a_slow_turn_stops_codex_within_seconds() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
-    let mut cmd = codex_command(&sandbox, &[]);
+    let mut cmd = exec_command(&sandbox, &[]);
     cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -709,7 +717,7 @@ fn interrupt_during_a_slow_turn_stops_codex_within_seconds() {
 fn prompt_argument_works_for_terminal_users() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
-    let mut cmd = codex_command(&sandbox, &["--model", MODEL, "MOCK:text", "hello", "there"]);
+    let mut cmd = exec_command(&sandbox, &["--model", MODEL, "MOCK:text", "hello", "there"]);
     cmd.env("BRIDGE_CODEX_BASE_URL", mock.api_base())
         .env("BRIDGE_CODEX_API_KEY", CANARY_KEY)
         .stdin(std::process::Stdio::null());

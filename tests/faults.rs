@@ -66,6 +66,12 @@ struct Engine {
     retry_kind: &'static str,
     /// Cases that do not apply to this engine, each with the reason (printed as `SKIP`).
     skip: &'static [(&'static str, &'static str)],
+    /// Variables set for the bridge (the transport to use, for a provider that has several).
+    bridge_env: &'static [(&'static str, &'static str)],
+    /// One CLI process serves a whole session (else one per turn, resumed).
+    warm: bool,
+    /// What the error for an unknown transport says about the provider's transports.
+    transports: &'static str,
 }
 
 /// How an engine's CLI receives the prompt, and how the test reads it back from the fake.
@@ -79,6 +85,8 @@ enum Prompt {
     Stdin,
     /// The text block of the ACP `session/prompt` request.
     AcpSession,
+    /// The text input of the app-server's `turn/start` request.
+    AppServerTurn,
 }
 
 /// Where an engine's successful result text comes from.
@@ -140,6 +148,9 @@ const ENGINES: &[Engine] = &[
         text_event: "text_delta",
         retry_kind: "retry",
         skip: &[],
+        bridge_env: &[],
+        warm: true,
+        transports: ONE_TRANSPORT,
     },
     Engine {
         name: "codex exec",
@@ -162,6 +173,30 @@ const ENGINES: &[Engine] = &[
             "split_secrets",
             "Codex prints each agent message whole; a secret is redacted within its message",
         )],
+        bridge_env: &[("BRIDGE_CODEX_TRANSPORT", "exec")],
+        warm: false,
+        transports: CODEX_TRANSPORTS,
+    },
+    Engine {
+        name: "codex app-server",
+        provider: "codex",
+        cli_env: "CODEX_PATH",
+        fake: "codex-app-server.sh",
+        api_key_env: "CODEX_API_KEY",
+        request_key_to_cli: true,
+        id_key: "threadId",
+        session_id: "fake-thread-0002",
+        prompt: Prompt::AppServerTurn,
+        result: ResultFrom::LastDelta,
+        // `turn/interrupt`, answered with a `turn/completed` `interrupted`.
+        interrupt_message: true,
+        text_event: "text_delta",
+        // `error` notifications with `willRetry: true`.
+        retry_kind: "retry",
+        skip: &[],
+        bridge_env: &[],
+        warm: true,
+        transports: CODEX_TRANSPORTS,
     },
     Engine {
         name: "acp (copilot)",
@@ -180,6 +215,9 @@ const ENGINES: &[Engine] = &[
         // Copilot reports retries as `Info: …` message chunks.
         retry_kind: "retry",
         skip: &[],
+        bridge_env: &[],
+        warm: true,
+        transports: "available: acp, json",
     },
     Engine {
         name: "jsonl (pi)",
@@ -201,8 +239,16 @@ const ENGINES: &[Engine] = &[
         // `auto_retry_start` lines.
         retry_kind: "retry",
         skip: &[],
+        bridge_env: &[],
+        warm: false,
+        transports: ONE_TRANSPORT,
     },
 ];
+
+/// The unknown-transport error of a provider with one transport.
+const ONE_TRANSPORT: &str = "it has one way to run its CLI";
+/// … and of Codex.
+const CODEX_TRANSPORTS: &str = "available: app-server, exec";
 
 /// [`ENGINES`], or those whose provider is listed in `FAULTS_ENGINES` (comma-separated).
 fn engines() -> impl Iterator<Item = &'static Engine> {
@@ -359,6 +405,16 @@ impl Fake {
                     .expect("message.content is a string")
                     .to_string()
             }
+            Prompt::AppServerTurn => {
+                let sent: Value =
+                    serde_json::from_str(raw.trim_end()).expect("turn/start is one JSON line");
+                sent["params"]["input"]
+                    .as_array()
+                    .expect("params.input is an array")
+                    .iter()
+                    .filter_map(|b| b["text"].as_str())
+                    .collect()
+            }
             Prompt::AcpSession => {
                 let sent: Value =
                     serde_json::from_str(raw.trim_end()).expect("session/prompt is one JSON line");
@@ -458,6 +514,9 @@ impl Fake {
             .env(self.engine.api_key_env, CANARY_ENV_KEY)
             .env(self.engine.cli_env, fakes_dir().join(self.engine.fake))
             .env("FAKE_DIR", self.dir.path());
+        for (k, v) in self.engine.bridge_env {
+            cmd.env(k, v);
+        }
         for (k, v) in &self.vars {
             cmd.env(k, v);
         }
@@ -2359,11 +2418,12 @@ fn session_id_with_path_characters_is_rejected() {
         );
         assert_eq!(out.final_json()["success"], true);
         // On the command line (Claude `--resume`, Codex `resume`) or over the protocol (ACP
-        // `session/load`).
+        // `session/load`, the app-server's `thread/resume`).
         let rpc = std::fs::read_to_string(fake.path("rpc")).unwrap_or_default();
         assert!(
             fake.argv().lines().any(|a| a == "0199a-b_c.d:e")
-                || rpc.contains("\"sessionId\":\"0199a-b_c.d:e\""),
+                || rpc.contains("\"sessionId\":\"0199a-b_c.d:e\"")
+                || rpc.contains("\"threadId\":\"0199a-b_c.d:e\""),
             "{}\n{rpc}",
             fake.argv()
         );
@@ -2527,7 +2587,9 @@ fn secrets_split_across_streamed_deltas_are_redacted() {
             };
             assert_eq!(
                 streamed,
-                "key=[redacted] token=[redacted] end",
+                engine
+                    .deltas_with_result(&["key=[redacted] token=[redacted] end"], "done")
+                    .concat(),
                 "{} {format}:\n{}",
                 engine.name,
                 out.stdout()
@@ -2689,12 +2751,7 @@ fn an_untested_cli_version_found_on_path_is_warned_about() {
 #[test]
 fn an_unknown_transport_is_rejected_naming_the_choices() {
     for engine in engines() {
-        // Copilot (the ACP row) has `acp` and `json`; the others one way to run their CLI.
-        let needle = if engine.provider == "copilot" {
-            "available: acp, json"
-        } else {
-            "it has one way to run its CLI"
-        };
+        let needle = engine.transports;
         let out = assert_rejected(
             engine,
             &[],
@@ -2722,7 +2779,7 @@ fn an_unknown_transport_is_rejected_naming_the_choices() {
 
 /// Whether the engine keeps one CLI process for a whole session (else one per turn, resumed).
 fn warm(engine: &Engine) -> bool {
-    matches!(engine.provider, "claude" | "copilot")
+    engine.warm
 }
 
 /// A `bridge <provider> session --format jsonl` over a fake running the `session` scenario.
@@ -2904,11 +2961,19 @@ fn a_cli_that_dies_during_a_session_turn_fails_that_turn_and_the_next_resumes() 
             engine.name
         );
         // The restarted CLI resumes the session: in its argv, or (ACP) with session/load.
-        let resumed_by = if engine.prompt == Prompt::AcpSession {
+        let resumed_by = if matches!(engine.prompt, Prompt::AcpSession | Prompt::AppServerTurn) {
             std::fs::read_to_string(fake.path("rpc"))
                 .unwrap_or_default()
                 .lines()
-                .filter(|l| l.contains("\"session/load\"") || l.contains("\"session/resume\""))
+                .filter(|l| {
+                    [
+                        "\"session/load\"",
+                        "\"session/resume\"",
+                        "\"thread/resume\"",
+                    ]
+                    .iter()
+                    .any(|m| l.contains(m))
+                })
                 .collect::<Vec<_>>()
                 .join("\n")
         } else {

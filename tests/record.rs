@@ -131,7 +131,7 @@ impl Target {
 }
 
 fn codex(sandbox: &Sandbox, _: &Mock) -> Command {
-    codex_command(sandbox, &["--format", "jsonl"])
+    codex_command(sandbox, &["--format", "jsonl", "--transport", "exec"])
 }
 
 fn pi(sandbox: &Sandbox, _: &Mock) -> Command {

@@ -146,7 +146,8 @@ pub struct Transports {
 }
 
 /// Where a request that names no transport goes instead of the default: the transport's name
-/// and why (told to the client as a `transport` warning), or `None` for the default.
+/// and why (told to the client as a `transport` warning; an empty reason routes silently, for a
+/// choice the user made, such as an environment variable), or `None` for the default.
 pub type Route = fn(&Request) -> Option<(&'static str, String)>;
 
 impl Transports {
@@ -258,7 +259,7 @@ impl Channel for Transports {
         Box::pin(async move {
             match chosen {
                 Ok((channel, warning)) => {
-                    if let Some(message) = warning {
+                    if let Some(message) = warning.filter(|m| !m.is_empty()) {
                         ctx.emit(Event::warning("transport", message)).await;
                     }
                     channel.send(request, ctx).await;

@@ -31,6 +31,7 @@ pub mod driver;
 pub mod encode;
 pub mod event;
 pub mod ide_context;
+pub mod jsonrpc;
 pub mod lines;
 pub mod normalize;
 pub mod output;

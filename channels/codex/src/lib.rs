@@ -42,6 +42,7 @@
 
 #![deny(missing_docs)]
 
+pub mod app_server;
 pub mod models;
 
 pub use bridge_codex::{command, native, normalize, patch, rollout};
@@ -242,6 +243,89 @@ pub struct Launch {
     pub resumed: bool,
 }
 
+/// The reasoning effort to ask Codex for (`max` becomes `xhigh`; `disableThinking` without
+/// an effort is `low`), with a warning for what cannot be honoured.
+pub fn effort<'a>(request: &'a Request, warnings: &mut Vec<Event>) -> Option<&'a str> {
+    let mut effort = request.reasoning_effort.as_deref().map(str::trim);
+    if effort == Some("max") {
+        warnings.push(Event::warning(
+            "reasoning_effort",
+            "Codex has no `max` reasoning effort; used `xhigh`",
+        ));
+        effort = Some("xhigh");
+    }
+    if request.disable_thinking {
+        effort = effort.or(Some("low"));
+    }
+    match effort {
+        Some(e) if EFFORTS.contains(&e) => Some(e),
+        Some(e) => {
+            warnings.push(Event::warning(
+                "reasoning_effort",
+                format!(
+                    "reasoningEffort `{e}` is not one of low, medium, high, xhigh, max; ignored"
+                ),
+            ));
+            None
+        }
+        None => None,
+    }
+}
+
+/// The settings every Codex process gets, whichever the transport: the model provider for a
+/// `baseUrl` and where its key is (the child's environment only), the key kept out of the
+/// agent's commands, telemetry and the update check off, plugins and apps off.
+pub fn connection_args(command: &mut CommandSpec, request: &Request, env: &LaunchEnv) {
+    let base_url = request.base_url.clone().or_else(|| env.base_url.clone());
+    match (&base_url, &request.api_key) {
+        (Some(url), key) => {
+            if let Some(key) = key {
+                command.env(API_KEY_VAR, key.expose());
+            }
+            let with_key = key.is_some() || env.api_key_in_env;
+            for arg in provider_args(url, with_key, env.max_retries) {
+                command.arg(arg);
+            }
+        }
+        (None, Some(key)) => {
+            command.env("CODEX_API_KEY", key.expose());
+        }
+        (None, None) => {}
+    }
+    if request.api_key.is_some() || (base_url.is_some() && env.api_key_in_env) {
+        // Codex passes its own environment to the commands the agent runs: keep the key the
+        // bridge handed it out of theirs.
+        command.arg("-c").arg(format!(
+            "shell_environment_policy.exclude=[{},\"CODEX_API_KEY\"]",
+            toml_string(API_KEY_VAR)
+        ));
+    }
+
+    for arg in QUIET_ARGS {
+        command.arg(arg);
+    }
+    if !env.keep_plugins {
+        for arg in OFFLINE_ARGS {
+            command.arg(arg);
+        }
+    }
+}
+
+/// The child's environment, whichever the transport: the native binary's variables, no
+/// backtraces, the plugin's override variables removed; and its working directory.
+pub fn child_env(command: &mut CommandSpec, codex: &NativeCodex, request: &Request) {
+    for (key, value) in codex.env() {
+        command.env(key, value);
+    }
+    // anyhow prints `Stack backtrace: <unknown>…` after start-up errors when RUST_BACKTRACE is
+    // set; the stripped binary has no symbols, so it only buries the message.
+    command.env("RUST_LIB_BACKTRACE", "0");
+    for name in codex_mode::STRIPPED_ENV {
+        command.env_remove.push(name.into());
+    }
+    command.cwd = request.cwd.clone();
+}
+
 /// Builds the process for one turn. `images` are the image files to attach (see
 /// [`materialize_images`]).
 pub fn build_turn(
@@ -284,29 +368,13 @@ pub fn build_turn(
     if let Some(model) = &request.model {
         command.arg("-m").arg(model);
     }
-    let mut effort = request.reasoning_effort.as_deref().map(str::trim);
-    if effort == Some("max") {
-        warnings.push(Event::warning(
-            "reasoning_effort",
-            "Codex has no `max` reasoning effort; used `xhigh`",
-        ));
-        effort = Some("xhigh");
-    }
     if request.disable_thinking {
         command.arg("-c").arg("model_reasoning_summary=\"none\"");
-        effort = effort.or(Some("low"));
     }
-    match effort {
-        Some(e) if EFFORTS.contains(&e) => {
-            command
-                .arg("-c")
-                .arg(format!("model_reasoning_effort={}", toml_string(e)));
-        }
-        Some(e) => warnings.push(Event::warning(
-            "reasoning_effort",
-            format!("reasoningEffort `{e}` is not one of low, medium, high, xhigh, max; ignored"),
-        )),
-        None => {}
+    if let Some(e) = effort(request, &mut warnings) {
+        command
+            .arg("-c")
+            .arg(format!("model_reasoning_effort={}", toml_string(e)));
     }
     if let Some(prompt) = request.instructions() {
         command
@@ -323,39 +391,7 @@ pub fn build_turn(
         _ => {}
     }
 
-    let base_url = request.base_url.clone().or_else(|| env.base_url.clone());
-    match (&base_url, &request.api_key) {
-        (Some(url), key) => {
-            if let Some(key) = key {
-                command.env(API_KEY_VAR, key.expose());
-            }
-            let with_key = key.is_some() || env.api_key_in_env;
-            for arg in provider_args(url, with_key, env.max_retries) {
-                command.arg(arg);
-            }
-        }
-        (None, Some(key)) => {
-            command.env("CODEX_API_KEY", key.expose());
-        }
-        (None, None) => {}
-    }
-    if request.api_key.is_some() || (base_url.is_some() && env.api_key_in_env) {
-        // Codex passes its own environment to the commands the agent runs: keep the key the
-        // bridge handed it out of theirs.
-        command.arg("-c").arg(format!(
-            "shell_environment_policy.exclude=[{},\"CODEX_API_KEY\"]",
-            toml_string(API_KEY_VAR)
-        ));
-    }
-
-    for arg in QUIET_ARGS {
-        command.arg(arg);
-    }
-    if !env.keep_plugins {
-        for arg in OFFLINE_ARGS {
-            command.arg(arg);
-        }
-    }
+    connection_args(&mut command, request, env);
     for image in images {
         let mut arg = std::ffi::OsString::from("--image=");
         arg.push(image);
@@ -375,16 +411,7 @@ pub fn build_turn(
         command.stdin = StdinMode::Null;
     }
 
-    for (key, value) in codex.env() {
-        command.env(key, value);
-    }
-    // anyhow prints `Stack backtrace: <unknown>…` after start-up errors when RUST_BACKTRACE is
-    // set; the stripped binary has no symbols, so it only buries the message.
-    command.env("RUST_LIB_BACKTRACE", "0");
-    for name in codex_mode::STRIPPED_ENV {
-        command.env_remove.push(name.into());
-    }
-    command.cwd = request.cwd.clone();
+    child_env(&mut command, codex, request);
 
     let turn = ProcessTurn {
         provider: ID.into(),
@@ -455,8 +482,52 @@ pub fn materialize_images(attachments: &[Attachment]) -> Result<Images, String> 
     Ok(images)
 }
 
+/// Finds the Codex CLI (the error names the package that installs it), reports where it was
+/// found and checks its version next to the turn; the native binary behind the npm shim.
+pub(crate) async fn locate(ctx: &TurnContext) -> Result<NativeCodex, ErrorInfo> {
+    let resolution = sdk_probe::resolve(&PROBE, &sdk_probe::ProbeEnv::from_process());
+    let Some(resolved) = resolution.found else {
+        return Err(ErrorInfo::new(
+            ErrorCode::CliNotFound,
+            format!(
+                "Codex CLI (`codex`) not found on PATH or in the usual install directories; install it with `{}` or set CODEX_PATH",
+                PROBE.pinned_install_hint()
+            ),
+        ));
+    };
+    for warning in resolution.warnings {
+        ctx.emit(Event::warning("cli_path", warning)).await;
+    }
+    if let Some(check) = sdk_probe::turn_version_check(PROBE, &resolved) {
+        ctx.warn_later("untested_version", check);
+    }
+    Ok(native::native_behind(&resolved.path))
+}
+
+/// Bridge variable: `exec` makes `codex exec` the transport of requests that name none (the
+/// plugin cannot pass `--transport`).
+pub const TRANSPORT_VAR: &str = "BRIDGE_CODEX_TRANSPORT";
+
+/// Codex with both transports: `app-server` (the default: interactive approvals, live
+/// interrupt, warm threads) and `exec` (`--transport exec`, or [`TRANSPORT_VAR`]`=exec`: one
+/// `codex exec` per turn).
+pub fn channel() -> bridge_core::channel::Transports {
+    bridge_core::channel::Transports::new(
+        "app-server",
+        std::sync::Arc::new(app_server::AppServerChannel),
+    )
+    .with("exec", std::sync::Arc::new(CodexChannel::new()))
+    .route(|_| {
+        let chosen = std::env::var(TRANSPORT_VAR).ok()?;
+        chosen
+            .trim()
+            .eq_ignore_ascii_case("exec")
+            .then(|| ("exec", String::new()))
+    })
+}
+
 /// A per-turn prefix for tool ids (Codex restarts its item numbering in every process).
-fn turn_tag() -> String {
+pub(crate) fn turn_tag() -> String {
     let id = uuid::Uuid::new_v4().simple().to_string();
     format!("codex_{}", &id[..8])
 }
@@ -480,25 +551,10 @@ impl Channel for CodexChannel {
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            let resolution = sdk_probe::resolve(&PROBE, &sdk_probe::ProbeEnv::from_process());
-            let Some(resolved) = resolution.found else {
-                let info = ErrorInfo::new(
-                    ErrorCode::CliNotFound,
-                    format!(
-                        "Codex CLI (`codex`) not found on PATH or in the usual install directories; install it with `{}` or set CODEX_PATH",
-                        PROBE.pinned_install_hint()
-                    ),
-                );
-                ctx.fail(info, request.session_id.clone()).await;
-                return;
+            let codex = match locate(&ctx).await {
+                Ok(codex) => codex,
+                Err(info) => return ctx.fail(info, request.session_id.clone()).await,
             };
-            for warning in resolution.warnings {
-                ctx.emit(Event::warning("cli_path", warning)).await;
-            }
-            if let Some(check) = sdk_probe::turn_version_check(PROBE, &resolved) {
-                ctx.warn_later("untested_version", check);
-            }
-            let codex = native::native_behind(&resolved.path);
             let images = match materialize_images(&request.attachments) {
                 Ok(images) => images,
                 Err(message) => {

@@ -1,5 +1,5 @@
-//! The Codex engine: what the bridge knows about the `codex exec --json` protocol, whichever
-//! provider launches the CLI.
+//! The Codex engine: what the bridge knows about Codex's protocols (`codex exec --json` and
+//! `codex app-server`), whichever provider launches the CLI.
 //!
 //! * [`normalize::CodexNormalizer`] turns `exec --json` lines into events;
 //! * [`rollout`] finds and reads the thread's rollout file for what `exec --json` leaves out;
@@ -7,13 +7,16 @@
 //!   into the pure normalizer;
 //! * [`patch`] parses `apply_patch` input into diffs, [`command`] turns shell commands into
 //!   tool cards;
-//! * [`native`] finds the native binary behind the npm shim.
+//! * [`native`] finds the native binary behind the npm shim;
+//! * [`app_server`] is the other transport, `codex app-server` (JSON-RPC, approvals, warm
+//!   threads), whose items it maps onto the same cards.
 //!
 //! The launch (argv, env, tested versions, permission mapping) is provider data and lives in
 //! `bridge-channel-codex`.
 
 #![deny(missing_docs)]
 
+pub mod app_server;
 pub mod command;
 pub mod native;
 pub mod normalize;

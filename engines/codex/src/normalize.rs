@@ -124,6 +124,19 @@ impl TokenTotals {
     }
 }
 
+/// A completed turn's token counts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TurnUsage {
+    /// The turn's own usage.
+    pub(crate) turn: TokenTotals,
+    /// The thread's running total.
+    pub(crate) total: TokenTotals,
+    /// The last model call (the context the model saw).
+    pub(crate) last_call: TokenTotals,
+    /// The model's context window, where known.
+    pub(crate) context_window: Option<u64>,
+}
+
 /// A `FileChange` from the rollout: per path, what changed.
 #[derive(Debug, Clone)]
 struct FileChangeDetail {
@@ -659,7 +672,7 @@ impl CodexNormalizer {
         if let Some(notice) = self.pending_error.take() {
             out.push(Event::warning("codex_error", notice));
         }
-        if let Some(usage) = line.get("usage").filter(|u| u.is_object()) {
+        let usage = line.get("usage").filter(|u| u.is_object()).map(|usage| {
             let total = TokenTotals::from_json(usage);
             let turn = match self.baseline {
                 Some(base) => total.since(base),
@@ -672,16 +685,29 @@ impl CodexNormalizer {
                     total
                 }
             };
-            out.push(Event::Usage(turn.to_usage()));
             // `last_token_usage` is the context the model saw on its last call (what the
             // plugin's context ring shows); only the rollout has it. Without the rollout, the
             // turn's usage stands in (equal when the turn made one model call).
-            let last_call = self.rollout.last_call.take().unwrap_or(turn);
+            TurnUsage {
+                turn,
+                total,
+                last_call: self.rollout.last_call.take().unwrap_or(turn),
+                context_window: self.rollout.context_window,
+            }
+        });
+        self.complete_turn(usage, out);
+    }
+
+    /// The turn completed: its usage (and the token_count `[MESSAGE]`), then the successful
+    /// turn end with the last agent message. Shared by both transports.
+    pub(crate) fn complete_turn(&mut self, usage: Option<TurnUsage>, out: &mut Vec<Event>) {
+        if let Some(usage) = usage {
+            out.push(Event::Usage(usage.turn.to_usage()));
             let mut info = json!({
-                "total_token_usage": total.to_json(),
-                "last_token_usage": last_call.to_json(),
+                "total_token_usage": usage.total.to_json(),
+                "last_token_usage": usage.last_call.to_json(),
             });
-            if let Some(window) = self.rollout.context_window {
+            if let Some(window) = usage.context_window {
                 info["model_context_window"] = json!(window);
             }
             out.push(Event::Message {
@@ -707,9 +733,77 @@ impl CodexNormalizer {
         }));
     }
 
-    fn fail(&mut self, message: String, out: &mut Vec<Event>) {
+    pub(crate) fn fail(&mut self, message: String, out: &mut Vec<Event>) {
         self.ended = true;
         fail_turn(ErrorCode::Provider, message, self.thread_id.clone(), out);
+    }
+
+    /// The thread's id is known (`thread.started`; the app-server's `thread/start` answer).
+    pub(crate) fn thread_started(&mut self, id: &str, out: &mut Vec<Event>) {
+        if !id.is_empty() && self.thread_id.as_deref() != Some(id) {
+            self.thread_id = Some(id.to_string());
+            out.push(Event::SessionId { id: id.to_string() });
+        }
+    }
+
+    /// An item in `codex exec`'s vocabulary (`phase` is `item.started` or `item.completed`).
+    pub(crate) fn exec_item(&mut self, phase: &str, item: &Value, out: &mut Vec<Event>) {
+        self.item(phase, item, out);
+    }
+
+    /// A piece of streamed assistant text (`first` for the first piece of an item) or, with
+    /// `thinking`, of reasoning.
+    pub(crate) fn streamed(
+        &mut self,
+        first: bool,
+        thinking: bool,
+        text: &str,
+        out: &mut Vec<Event>,
+    ) {
+        if first {
+            self.segment(out);
+        }
+        let text = text.to_string();
+        out.push(if thinking {
+            Event::ThinkingDelta { text }
+        } else {
+            Event::TextDelta { text }
+        });
+    }
+
+    /// A streamed assistant message (or, with `thinking`, reasoning) is complete: its
+    /// Claude-shaped `[MESSAGE]`, as `codex exec` gives it.
+    pub(crate) fn streamed_done(&mut self, thinking: bool, text: &str, out: &mut Vec<Event>) {
+        if text.is_empty() {
+            return;
+        }
+        if thinking {
+            out.push(assistant_message(
+                json!({"type": "thinking", "thinking": text, "text": text}),
+            ));
+        } else {
+            out.push(assistant_message(json!({"type": "text", "text": text})));
+            self.last_agent_message = Some(text.to_string());
+        }
+    }
+
+    /// What a file change does, per path, ahead of its `file_change` item (the app-server
+    /// sends the diffs itself; for `codex exec` the rollout does).
+    pub(crate) fn file_change_contents(&mut self, changes: HashMap<String, Change>) {
+        self.rollout.file_changes.push(FileChangeDetail {
+            changes,
+            stdout: None,
+        });
+    }
+
+    /// The tool id of a Codex item id (with this turn's prefix).
+    pub(crate) fn tool_id_of(&self, item_id: &str) -> String {
+        self.tool_id(item_id)
+    }
+
+    /// Whether the turn's end was decided.
+    pub(crate) fn ended(&self) -> bool {
+        self.ended
     }
 
     /// Handles one line of the thread's rollout file. `historic` lines were written before this
@@ -900,7 +994,7 @@ impl CodexNormalizer {
 }
 
 /// The tool kind of a [`classify`]d command.
-fn command_kind(name: &str) -> ToolKind {
+pub(crate) fn command_kind(name: &str) -> ToolKind {
     match name {
         "Read" => ToolKind::Read,
         "Glob" | "Grep" => ToolKind::Search,
@@ -1015,11 +1109,8 @@ impl Normalizer for CodexNormalizer {
         }
         match str_at(&value, "type").unwrap_or_default() {
             "thread.started" => {
-                if let Some(id) = str_at(&value, "thread_id").filter(|id| !id.is_empty())
-                    && self.thread_id.as_deref() != Some(id)
-                {
-                    self.thread_id = Some(id.to_string());
-                    out.push(Event::SessionId { id: id.to_string() });
+                if let Some(id) = str_at(&value, "thread_id") {
+                    self.thread_started(id, out);
                 }
             }
             phase @ ("item.started" | "item.updated" | "item.completed") => {

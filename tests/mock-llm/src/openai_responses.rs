@@ -77,7 +77,17 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "drop",
         "text, then the stream ends without response.completed (OpenAI Responses only)",
     ),
+    (
+        "escalate",
+        "a shell call writing mock_escalated.txt that asks to run outside the sandbox (`sandbox_permissions: require_escalated`, Codex's approval path); then text (OpenAI Responses only)",
+    ),
 ];
+
+/// The command of the `escalate` scenario.
+pub const ESCALATE_COMMAND: &str = "echo escalated > mock_escalated.txt && cat mock_escalated.txt";
+
+/// The justification the `escalate` scenario gives (Codex shows it as the approval's reason).
+pub const ESCALATE_REASON: &str = "Mock model wants to run outside the sandbox";
 
 /// Text parts that clients inject into user messages: context, not user-typed text.
 const INJECTED_PREFIXES: &[&str] = &[
@@ -294,13 +304,23 @@ pub fn respond(
                     input: Value::String(PATCH.into()),
                 }]));
             }
+            "escalate" => {
+                return Reply::Turn(Turn::tool_use(vec![Step::ToolCall {
+                    name: "shell".into(),
+                    input: json!({
+                        "command": ESCALATE_COMMAND,
+                        "sandbox_permissions": "require_escalated",
+                        "justification": ESCALATE_REASON,
+                    }),
+                }]));
+            }
             _ => {}
         }
     }
     if name == "drop" && !scripts.contains_key(name) {
         return scenario::respond("text", conv, settings, scripts);
     }
-    if matches!(name, "websearch" | "patch") && !scripts.contains_key(name) {
+    if matches!(name, "websearch" | "patch" | "escalate") && !scripts.contains_key(name) {
         // After the tool round trip (or without tools): what the shared scenarios answer.
         return scenario::respond("tool", conv, settings, scripts);
     }
@@ -348,20 +368,26 @@ fn relative(path: &str, cwd: Option<&str>) -> String {
         .to_string()
 }
 
-/// Shell command arguments for the client's shell tool.
-fn shell_item(body: &Value, command: &str) -> Item {
+/// Shell command arguments for the client's shell tool; `input`'s `sandbox_permissions` and
+/// `justification` go along where the tool declares them.
+fn shell_item(body: &Value, command: &str, input: &Value) -> Item {
     for name in ["exec_command", "shell_command", "shell", "local_shell"] {
         let Some(Declared::Function { parameters }) = declared(body, name) else {
             continue;
         };
         let props = &parameters["properties"];
-        let arguments = if props["cmd"].is_object() {
+        let mut arguments = if props["cmd"].is_object() {
             json!({ "cmd": command })
         } else if props["command"]["type"] == "array" {
             json!({ "command": ["bash", "-lc", command] })
         } else {
             json!({ "command": command })
         };
+        for key in ["sandbox_permissions", "justification"] {
+            if props[key].is_object() && !input[key].is_null() {
+                arguments[key] = input[key].clone();
+            }
+        }
         return Item::FunctionCall {
             name: name.into(),
             arguments: arguments.to_string(),
@@ -406,7 +432,7 @@ fn call_item(body: &Value, conv: &Conversation, name: &str, input: &Value) -> It
         },
         (_, None) => {
             if let Some(command) = input["command"].as_str() {
-                shell_item(body, command)
+                shell_item(body, command, input)
             } else if let (Some(path), Some(content)) =
                 (input["file_path"].as_str(), input["content"].as_str())
             {
@@ -439,7 +465,7 @@ fn call_item(body: &Value, conv: &Conversation, name: &str, input: &Value) -> It
                     arguments: json!({ "explanation": "mock plan", "plan": steps }).to_string(),
                 }
             } else if let Some(path) = input["file_path"].as_str() {
-                shell_item(body, &format!("cat {path}"))
+                shell_item(body, &format!("cat {path}"), &Value::Null)
             } else {
                 Item::FunctionCall {
                     name: name.into(),
