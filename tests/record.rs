@@ -90,6 +90,32 @@ fn core_scenarios(tool_mode: &str) -> Vec<Scenario> {
     ]
 }
 
+/// A resumed turn naming a session the CLI does not have (a well-formed id nobody created).
+fn resume_badid() -> Scenario {
+    scenario(
+        "resume-badid",
+        json!({"message": "MOCK:text hello again", "permissionMode": "default",
+               "sessionId": "00000000-0000-4000-8000-000000000000"}),
+    )
+}
+
+/// The core scenarios and a resume with a bad id.
+fn core_and_badid(tool_mode: &str) -> Vec<Scenario> {
+    let mut scenarios = core_scenarios(tool_mode);
+    scenarios.push(resume_badid());
+    scenarios
+}
+
+/// What a second dialect of the same CLI is recorded with (pi on the Responses API): a text,
+/// a thinking and a tool turn.
+fn dialect_scenarios(tool_mode: &str) -> Vec<Scenario> {
+    let keep = ["text", "thinking", "tool-allowed"];
+    core_scenarios(tool_mode)
+        .into_iter()
+        .filter(|s| keep.contains(&s.name))
+        .collect()
+}
+
 /// How the recorder starts the bridge for one provider.
 struct Target {
     /// Corpus directory name (the provider id).
@@ -108,6 +134,8 @@ struct Target {
     /// package's version (the corpus, like the installer, is keyed by the package version).
     reports: Option<(&'static str, &'static str)>,
     tool_mode: &'static str,
+    /// The scenarios recorded ([`core_scenarios`] unless the provider needs more).
+    scenarios: fn(&str) -> Vec<Scenario>,
 }
 
 impl Target {
@@ -126,6 +154,7 @@ impl Target {
             prefix: "",
             reports: None,
             tool_mode,
+            scenarios: core_scenarios,
         }
     }
 }
@@ -210,6 +239,9 @@ fn cli_version(cli: &str) -> String {
         .arg("--version")
         .env("PI_OFFLINE", "1")
         .env("DISABLE_AUTOUPDATER", "1")
+        // Copilot CLI 1.0.92 otherwise runs (and reports) a newer copilot it finds cached under
+        // $HOME; the bridge runs it with auto-update off too.
+        .env("COPILOT_AUTO_UPDATE", "false")
         .output()
         .expect("run --version");
     let text = format!(
@@ -291,7 +323,7 @@ fn record(target: Target) {
     let mock = Mock::start();
     let mut session: Option<String> = None;
     let mut recorded = json!({});
-    for scenario in core_scenarios(target.tool_mode) {
+    for scenario in (target.scenarios)(target.tool_mode) {
         if scenario.resume && session.is_none() {
             // The CLI has no sessions (grok-cli): nothing to resume.
             eprintln!(
@@ -464,10 +496,22 @@ recorders! {
         ..Target::new("gemini", "gemini", gemini_acp, "bypassPermissions")
     };
     record_copilot => Target::new("copilot", "copilot", copilot_json, "bypassPermissions");
-    record_opencode => Target::new("opencode", "opencode", opencode_json, "bypassPermissions");
+    record_opencode => Target {
+        scenarios: core_and_badid,
+        ..Target::new("opencode", "opencode", opencode_json, "bypassPermissions")
+    };
     record_pi => Target {
         prepare: |sandbox, mock| write_pi_models(sandbox, &mock.api_base()),
         request: pi_family_request,
+        scenarios: core_and_badid,
+        ..Target::new("pi", "pi", pi, "bypassPermissions")
+    };
+    // pi on the OpenAI Responses API (its `mockresp` provider): other stream events in pi.
+    record_pi_responses => Target {
+        prepare: |sandbox, mock| write_pi_models(sandbox, &mock.api_base()),
+        request: |sandbox, _| json!({"cwd": sandbox.work(), "model": "mockresp/mock-model"}),
+        prefix: "responses-",
+        scenarios: dialect_scenarios,
         ..Target::new("pi", "pi", pi, "bypassPermissions")
     };
     record_omp => Target {
