@@ -481,7 +481,10 @@ fn pi_family_request(sandbox: &Sandbox, _: &Mock) -> Value {
 }
 
 recorders! {
-    record_claude => Target::new("claude", "claude", claude, "bypassPermissions");
+    record_claude => Target {
+        scenarios: core_and_badid,
+        ..Target::new("claude", "claude", claude, "bypassPermissions")
+    };
     record_qwen => Target::new("qwen", "qwen", qwen_json, "yolo");
     record_kimi => Target::new("kimi", "kimi", kimi_json, "yolo");
     record_codex => Target {
