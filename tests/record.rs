@@ -6,7 +6,8 @@
 //!
 //! Not part of the test suite (every test here is `#[ignore]`): `scripts/record [PROVIDER…]`
 //! runs it, with the CLI found on PATH, or the one in `BRIDGE_RECORD_CLI_DIR` when that is set
-//! (how another version is recorded). What is written never holds a machine path (the sandbox
+//! (how another version is recorded), and only the scenarios named in `BRIDGE_RECORD_ONLY`
+//! (comma-separated) when that is set: the others keep their files and manifest entries. What is written never holds a machine path (the sandbox
 //! becomes `/SANDBOX`, the mock's port `<port>`, `$HOME` and the checkout are replaced) or a key
 //! (the canary key is redacted by the bridge itself, and checked here).
 
@@ -323,7 +324,16 @@ fn record(target: Target) {
     let mock = Mock::start();
     let mut session: Option<String> = None;
     let mut recorded = json!({});
-    for scenario in (target.scenarios)(target.tool_mode) {
+    let only: Option<Vec<String>> = std::env::var("BRIDGE_RECORD_ONLY")
+        .ok()
+        .map(|names| names.split(',').map(|n| n.trim().to_string()).collect());
+    let scenarios = (target.scenarios)(target.tool_mode)
+        .into_iter()
+        .filter(|s| {
+            only.as_ref()
+                .is_none_or(|only| only.iter().any(|n| n == s.name))
+        });
+    for scenario in scenarios {
         if scenario.resume && session.is_none() {
             // The CLI has no sessions (grok-cli): nothing to resume.
             eprintln!(
@@ -493,7 +503,10 @@ recorders! {
         }),
         ..Target::new("codex", "codex", codex, "bypassPermissions")
     };
-    record_gemini => Target::new("gemini", "gemini", gemini_json, "yolo");
+    record_gemini => Target {
+        scenarios: core_and_badid,
+        ..Target::new("gemini", "gemini", gemini_json, "yolo")
+    };
     record_gemini_acp => Target {
         prefix: "acp-",
         ..Target::new("gemini", "gemini", gemini_acp, "bypassPermissions")
