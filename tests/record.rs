@@ -107,6 +107,27 @@ fn core_and_badid(tool_mode: &str) -> Vec<Scenario> {
     scenarios
 }
 
+/// Codex's: the core scenarios, a resume with a bad id, and the Responses-only tools the mock
+/// scripts (a web search; a patch applied, and one in `plan`'s read-only sandbox).
+fn codex_scenarios(tool_mode: &str) -> Vec<Scenario> {
+    let mut scenarios = core_and_badid(tool_mode);
+    scenarios.extend([
+        scenario(
+            "websearch",
+            json!({"message": "MOCK:websearch look it up", "permissionMode": tool_mode}),
+        ),
+        scenario(
+            "patch-allowed",
+            json!({"message": "MOCK:patch edit it", "permissionMode": tool_mode}),
+        ),
+        scenario(
+            "patch-refused",
+            json!({"message": "MOCK:patch edit it", "permissionMode": "plan"}),
+        ),
+    ]);
+    scenarios
+}
+
 /// What a second dialect of the same CLI is recorded with (pi on the Responses API): a text,
 /// a thinking and a tool turn.
 fn dialect_scenarios(tool_mode: &str) -> Vec<Scenario> {
@@ -501,6 +522,9 @@ recorders! {
         request: |sandbox, mock| json!({
             "cwd": sandbox.work(), "model": "gpt-5.5", "baseUrl": mock.api_base(), "apiKey": CANARY_KEY,
         }),
+        // The file the mock's patch updates.
+        prepare: |sandbox, _| std::fs::write(sandbox.work().join("hello.txt"), "hello\n").unwrap(),
+        scenarios: codex_scenarios,
         ..Target::new("codex", "codex", codex, "bypassPermissions")
     };
     record_gemini => Target {

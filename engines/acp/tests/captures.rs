@@ -13,16 +13,6 @@ fn check(name: &str) -> Vec<Event> {
     events
 }
 
-/// Capture `scenario` of every recorded Gemini CLI version.
-fn every_version(scenario: &str) -> Vec<String> {
-    let versions = captures::versions("gemini");
-    assert!(versions.len() >= 2, "{versions:?}");
-    versions
-        .iter()
-        .map(|v| captures::name("gemini", v, scenario))
-        .collect()
-}
-
 fn turn_ends(events: &[Event]) -> Vec<&bridge_core::event::TurnEnd> {
     events
         .iter()
@@ -35,7 +25,7 @@ fn turn_ends(events: &[Event]) -> Vec<&bridge_core::event::TurnEnd> {
 
 #[test]
 fn an_allowed_approval_is_asked_between_the_call_and_its_result() {
-    for name in every_version("acp-approval-allowed") {
+    for name in captures::in_every_version("gemini", "acp-approval-allowed") {
         let events = check(&name);
         let request = events
             .iter()
@@ -62,7 +52,7 @@ fn an_allowed_approval_is_asked_between_the_call_and_its_result() {
 
 #[test]
 fn a_rejected_call_is_announced_and_never_completed() {
-    for name in every_version("acp-approval-denied") {
+    for name in captures::in_every_version("gemini", "acp-approval-denied") {
         let events = check(&name);
         // Gemini sends no tool_call_update for a rejected call: the call is announced, never
         // completed (the engine adds the refusal result when it applies the denial).
@@ -89,7 +79,7 @@ fn a_rejected_call_is_announced_and_never_completed() {
 
 #[test]
 fn a_cancelled_prompt_ends_interrupted() {
-    for name in every_version("acp-interrupt") {
+    for name in captures::in_every_version("gemini", "acp-interrupt") {
         let events = check(&name);
         let ends = turn_ends(&events);
         assert_eq!(ends.len(), 1, "{name}");
@@ -114,7 +104,7 @@ fn every_recorded_acp_transcript_replays_to_one_turn_end() {
         let events = check(name);
         assert!(turn_ends(&events).len() <= 1, "{name}");
     }
-    for name in every_version("acp-text") {
+    for name in captures::in_every_version("gemini", "acp-text") {
         assert_eq!(
             streamed_text(&check(&name)),
             "Hello from the mock model.",
