@@ -29,6 +29,10 @@ set -euo pipefail
 #                 same bin: installed, but not put on BRIDGE_CLI_PATH; path.env exports its bin
 #                 dir as BRIDGE_NEWEST_<BIN> (tests/newest.rs runs the core e2e scenarios on it,
 #                 `scripts/record --newest` records it into tests/corpus).
+#   previous      for a CLI whose pinned version is already the newest in the registry: the release
+#                 before it, the second tested version (installed like `newest`, exported as
+#                 BRIDGE_PREVIOUS_<BIN>; `scripts/record --previous` records it into tests/corpus,
+#                 so the replay snapshots show what changed between the two releases).
 # Each installed row's bin dir is put in front of PATH for the rows after it (omp's launcher is
 # `#!/usr/bin/env bun`).
 CLIS=(
@@ -36,20 +40,31 @@ CLIS=(
   # Claude Code 2.1.332 says it needs Node 22 (engines), and runs on 20: its native binary.
   "@anthropic-ai/claude-code   2.1.332   claude    newest"
   "@openai/codex               0.171.0   codex"
+  # 0.171.0 is the newest Codex in the registry (2026-11-20); 0.169.1 is the release before it.
+  "@openai/codex               0.169.1   codex     previous"
   "@google/gemini-cli          0.61.0    gemini"
+  # 0.61.0 is the newest Gemini CLI in the registry; 0.60.0 is the release before it.
+  "@google/gemini-cli          0.60.0    gemini    previous"
   "@qwen-code/qwen-code        0.15.10   qwen"
   # Qwen Code 0.24.4 declares Node >= 22 too; its --version, JSON print mode and ACP run on 20.
   "@qwen-code/qwen-code        0.24.4    qwen      newest"
   "@github/copilot             1.0.102   copilot"
+  # 1.0.102 is the newest Copilot CLI in the registry; 1.0.92 is the release before it.
+  "@github/copilot             1.0.92    copilot   previous"
   "opencode-ai                 1.18.33   opencode"
+  # 1.18.33 is the newest opencode in the registry; 1.18.32 is the release before it.
+  "opencode-ai                 1.18.32   opencode  previous"
   # bun >= 1.3.14: the runtime oh-my-pi's launcher needs.
   "bun                         1.3.14    bun       as=bun"
   "@mariozechner/pi-coding-agent 0.73.1  pi        as=pi"
+  # 0.73.1 is the newest pi in the registry; 0.73.0 is the release before it.
+  "@mariozechner/pi-coding-agent 0.73.0  pi        as=pi previous"
   # oh-my-pi 18.3.4 cannot be installed from the npm registry: its eleven @oh-my-pi/*@18.3.4
   # dependencies are not published (npm ETARGET); 18.2.3 is the newest whose dependencies resolve.
   "@oh-my-pi/pi-coding-agent   18.2.3    omp       as=omp needs=bun"
   # The community Grok CLI: its bin `grok` is also xAI's CLI's name (the `grok` provider), so it
   # is exposed as `grok-cli` only (the name the grok-cli channel looks for). 0.0.34 prints 1.0.1.
+  # 0.0.34 is the only version ever published (2026-07-12): pinned, newest and the only one.
   "@vibe-kit/grok-cli          0.0.34    grok      as=grok-cli reports=1.0.1"
 )
 
@@ -134,11 +149,12 @@ BIN_DIRS=()
 NEWEST=()
 failed=0
 
-# Records a `newest` row's bin dir for path.env (BRIDGE_NEWEST_<BIN>).
+# Records a `newest` (or `previous`) row's bin dir for path.env (BRIDGE_NEWEST_<BIN>,
+# BRIDGE_PREVIOUS_<BIN>).
 add_newest() {
   local name
   name="$(printf '%s' "$1" | tr 'a-z-' 'A-Z_')"
-  NEWEST+=("export BRIDGE_NEWEST_$name=$2")
+  NEWEST+=("export BRIDGE_${3:-NEWEST}_$name=$2")
 }
 
 for row in "${CLIS[@]}"; do
@@ -189,9 +205,13 @@ for row in "${CLIS[@]}"; do
       continue
     fi
   fi
-  log "${alias_name:-$bin} --version: $(PI_OFFLINE=1 "${ISOLATE[@]}" "$exe" --version 2>&1 | head -n1)"
+  log "${alias_name:-$bin} --version: $(PI_OFFLINE=1 COPILOT_AUTO_UPDATE=false "${ISOLATE[@]}" "$exe" --version 2>&1 | head -n1)"
   if [[ " $rest " == *" newest "* ]]; then
     add_newest "${alias_name:-$bin}" "$bindir"
+    continue
+  fi
+  if [[ " $rest " == *" previous "* ]]; then
+    add_newest "${alias_name:-$bin}" "$bindir" PREVIOUS
     continue
   fi
   BIN_DIRS+=("$bindir")

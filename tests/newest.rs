@@ -1,11 +1,15 @@
-//! The newest version of each CLI that has a newer one than the pinned (`newest` rows of
-//! tests/install-clis.sh: Claude Code 2.1.332, Qwen Code 0.24.4) passes the core
-//! end-to-end scenarios against the project's mock: a text turn, a tool that runs, a resumed
-//! turn that sees the first one, and an HTTP 401 reported as a failure. The rest of the e2e
-//! suite runs on the pinned versions; the replay snapshots cover both (`tests/corpus`).
+//! The second tested version of each CLI (tests/install-clis.sh) passes the core end-to-end
+//! scenarios against the project's mock: a text turn, a tool that runs, a resumed turn that sees
+//! the first one, and an HTTP 401 reported as a failure. The second version is the newest where
+//! it is newer than the pinned (`newest` rows: Claude Code 2.1.332, Qwen Code 0.24.4), else the
+//! release before the pinned one, which is the newest in the registry (`previous` rows: Codex
+//! 0.169.1, Gemini CLI 0.60.0, Copilot CLI 1.0.92, opencode 1.18.32, pi 0.73.0), so both ends of
+//! each provider's declared tested range run. The rest of the e2e suite runs on the pinned
+//! versions; the replay snapshots cover both (`tests/corpus`).
 //!
-//! The newest CLI's bin dir (`BRIDGE_NEWEST_<BIN>` in the installer's path.env, which
-//! scripts/test sources) goes first on PATH, so the bridge finds it as a user's install.
+//! The CLI's bin dir (`BRIDGE_NEWEST_<BIN>` or `BRIDGE_PREVIOUS_<BIN>` in the installer's
+//! path.env, which scripts/test sources) goes first on PATH, so the bridge finds it as a user's
+//! install. Each test is a process of its own (nextest runs them in parallel).
 
 mod common;
 
@@ -15,12 +19,23 @@ use common::acp::{Provider, acp_command};
 use common::*;
 use serde_json::{Value, json};
 
-/// Puts the newest `bin`'s directory first on PATH for this test process (nextest runs each
-/// test in a process of its own) and returns the version it reports.
-fn use_newest(bin: &str) {
+/// Which second version a test runs: the installer row's word.
+#[derive(Clone, Copy)]
+enum Second {
+    Newest,
+    Previous,
+}
+
+/// Puts the second version of `bin`'s directory first on PATH for this test process (nextest
+/// runs each test in a process of its own).
+fn use_second(bin: &str, which: Second) {
     require_loopback_only_network();
+    let kind = match which {
+        Second::Newest => "NEWEST",
+        Second::Previous => "PREVIOUS",
+    };
     let var = format!(
-        "BRIDGE_NEWEST_{}",
+        "BRIDGE_{kind}_{}",
         bin.to_ascii_uppercase().replace('-', "_")
     );
     let dir = std::env::var_os(&var).unwrap_or_else(|| {
@@ -39,11 +54,30 @@ fn use_newest(bin: &str) {
     );
 }
 
+fn use_newest(bin: &str) {
+    use_second(bin, Second::Newest);
+}
+
+fn use_previous(bin: &str) {
+    use_second(bin, Second::Previous);
+}
+
 /// One provider's core scenarios; `command` builds `bridge <provider> send` for a sandbox.
 fn core_scenarios(command: impl Fn(&Sandbox, &Mock) -> Command, tool_mode: &str) {
+    core_scenarios_with(command, tool_mode, |_, _| json!({}));
+}
+
+/// [`core_scenarios`] with `fields` (model, endpoint, cwd: what the provider's requests carry)
+/// added to every request.
+fn core_scenarios_with(
+    command: impl Fn(&Sandbox, &Mock) -> Command,
+    tool_mode: &str,
+    fields: impl Fn(&Sandbox, &Mock) -> Value,
+) {
     let mock = Mock::start();
     let run = |sandbox: &Sandbox, request: Value| -> String {
-        let out = run_with_stdin(command(sandbox, &mock), &request.to_string());
+        let request = request_with(request, fields(sandbox, &mock));
+        let out = run_with_stdin(command(sandbox, &mock), &request);
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
 
@@ -56,14 +90,19 @@ fn core_scenarios(command: impl Fn(&Sandbox, &Mock) -> Command, tool_mode: &str)
     assert_eq!(last["success"], true, "text: {text}");
     assert_eq!(last["result"], "Hello from the mock model.", "text: {text}");
     assert_eq!(content_text(&text), "Hello from the mock model.", "{text}");
-    let session = last["sessionId"]
+    // Codex names its session a thread (`threadId`, in the result and in the request).
+    let key = match last.get("threadId") {
+        Some(_) => "threadId",
+        None => "sessionId",
+    };
+    let session = last[key]
         .as_str()
-        .expect("a session id")
+        .unwrap_or_else(|| panic!("text: no session id in {text}"))
         .to_string();
 
     let resumed = run(
         &sandbox,
-        json!({"message": "MOCK:recall what did I say?", "permissionMode": "default", "sessionId": session}),
+        json!({"message": "MOCK:recall what did I say?", "permissionMode": "default", key: session}),
     );
     let last = final_line(&resumed);
     assert_eq!(last["success"], true, "resume: {resumed}");
@@ -134,5 +173,57 @@ fn qwen_newest_passes_the_core_scenarios_in_its_json_mode() {
     core_scenarios(
         |sandbox, mock| acp_command(Provider::Qwen.json(), sandbox, &mock.url(), &[]),
         "yolo",
+    );
+}
+
+#[test]
+fn codex_previous_passes_the_core_scenarios() {
+    use_previous("codex");
+    core_scenarios_with(
+        |sandbox, _| codex_command(sandbox, &[]),
+        "bypassPermissions",
+        |sandbox, mock| json!({"cwd": sandbox.work(), "model": "gpt-5.5", "baseUrl": mock.api_base(), "apiKey": CANARY_KEY}),
+    );
+}
+
+/// In its json transport: over ACP Gemini CLI reports a shell call's output only in the text
+/// (the tool result is empty), and resumed turns run on the json transport anyway.
+#[test]
+fn gemini_previous_passes_the_core_scenarios_in_its_json_mode() {
+    use_previous("gemini");
+    core_scenarios(
+        |sandbox, mock| acp_command(Provider::Gemini.json(), sandbox, &mock.url(), &[]),
+        "yolo",
+    );
+}
+
+#[test]
+fn copilot_previous_passes_the_core_scenarios_in_its_json_mode() {
+    use_previous("copilot");
+    core_scenarios(
+        |sandbox, mock| acp_command(Provider::Copilot.json(), sandbox, &mock.url(), &[]),
+        "bypassPermissions",
+    );
+}
+
+#[test]
+fn opencode_previous_passes_the_core_scenarios_in_its_json_mode() {
+    use_previous("opencode");
+    core_scenarios(
+        |sandbox, mock| acp_command(Provider::Opencode.json(), sandbox, &mock.url(), &[]),
+        "bypassPermissions",
+    );
+}
+
+#[test]
+fn pi_previous_passes_the_core_scenarios() {
+    use_previous("pi");
+    core_scenarios_with(
+        |sandbox, mock| {
+            write_pi_models(sandbox, &mock.api_base());
+            pi_command(sandbox, &[])
+        },
+        "bypassPermissions",
+        |sandbox, _| json!({"cwd": sandbox.work(), "model": common::pi_family::PI_FAMILY_MODEL}),
     );
 }

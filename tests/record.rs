@@ -6,7 +6,8 @@
 //!
 //! Not part of the test suite (every test here is `#[ignore]`): `scripts/record [PROVIDER…]`
 //! runs it, with the CLI found on PATH, or the one in `BRIDGE_RECORD_CLI_DIR` when that is set
-//! (how another version is recorded). What is written never holds a machine path (the sandbox
+//! (how another version is recorded), and only the scenarios named in `BRIDGE_RECORD_ONLY`
+//! (comma-separated) when that is set: the others keep their files and manifest entries. What is written never holds a machine path (the sandbox
 //! becomes `/SANDBOX`, the mock's port `<port>`, `$HOME` and the checkout are replaced) or a key
 //! (the canary key is redacted by the bridge itself, and checked here).
 
@@ -90,6 +91,53 @@ fn core_scenarios(tool_mode: &str) -> Vec<Scenario> {
     ]
 }
 
+/// A resumed turn naming a session the CLI does not have (a well-formed id nobody created).
+fn resume_badid() -> Scenario {
+    scenario(
+        "resume-badid",
+        json!({"message": "MOCK:text hello again", "permissionMode": "default",
+               "sessionId": "00000000-0000-4000-8000-000000000000"}),
+    )
+}
+
+/// The core scenarios and a resume with a bad id.
+fn core_and_badid(tool_mode: &str) -> Vec<Scenario> {
+    let mut scenarios = core_scenarios(tool_mode);
+    scenarios.push(resume_badid());
+    scenarios
+}
+
+/// Codex's: the core scenarios, a resume with a bad id, and the Responses-only tools the mock
+/// scripts (a web search; a patch applied, and one in `plan`'s read-only sandbox).
+fn codex_scenarios(tool_mode: &str) -> Vec<Scenario> {
+    let mut scenarios = core_and_badid(tool_mode);
+    scenarios.extend([
+        scenario(
+            "websearch",
+            json!({"message": "MOCK:websearch look it up", "permissionMode": tool_mode}),
+        ),
+        scenario(
+            "patch-allowed",
+            json!({"message": "MOCK:patch edit it", "permissionMode": tool_mode}),
+        ),
+        scenario(
+            "patch-refused",
+            json!({"message": "MOCK:patch edit it", "permissionMode": "plan"}),
+        ),
+    ]);
+    scenarios
+}
+
+/// What a second dialect of the same CLI is recorded with (pi on the Responses API): a text,
+/// a thinking and a tool turn.
+fn dialect_scenarios(tool_mode: &str) -> Vec<Scenario> {
+    let keep = ["text", "thinking", "tool-allowed"];
+    core_scenarios(tool_mode)
+        .into_iter()
+        .filter(|s| keep.contains(&s.name))
+        .collect()
+}
+
 /// How the recorder starts the bridge for one provider.
 struct Target {
     /// Corpus directory name (the provider id).
@@ -108,6 +156,8 @@ struct Target {
     /// package's version (the corpus, like the installer, is keyed by the package version).
     reports: Option<(&'static str, &'static str)>,
     tool_mode: &'static str,
+    /// The scenarios recorded ([`core_scenarios`] unless the provider needs more).
+    scenarios: fn(&str) -> Vec<Scenario>,
 }
 
 impl Target {
@@ -126,6 +176,7 @@ impl Target {
             prefix: "",
             reports: None,
             tool_mode,
+            scenarios: core_scenarios,
         }
     }
 }
@@ -210,6 +261,9 @@ fn cli_version(cli: &str) -> String {
         .arg("--version")
         .env("PI_OFFLINE", "1")
         .env("DISABLE_AUTOUPDATER", "1")
+        // Copilot CLI 1.0.92 otherwise runs (and reports) a newer copilot it finds cached under
+        // $HOME; the bridge runs it with auto-update off too.
+        .env("COPILOT_AUTO_UPDATE", "false")
         .output()
         .expect("run --version");
     let text = format!(
@@ -291,7 +345,16 @@ fn record(target: Target) {
     let mock = Mock::start();
     let mut session: Option<String> = None;
     let mut recorded = json!({});
-    for scenario in core_scenarios(target.tool_mode) {
+    let only: Option<Vec<String>> = std::env::var("BRIDGE_RECORD_ONLY")
+        .ok()
+        .map(|names| names.split(',').map(|n| n.trim().to_string()).collect());
+    let scenarios = (target.scenarios)(target.tool_mode)
+        .into_iter()
+        .filter(|s| {
+            only.as_ref()
+                .is_none_or(|only| only.iter().any(|n| n == s.name))
+        });
+    for scenario in scenarios {
         if scenario.resume && session.is_none() {
             // The CLI has no sessions (grok-cli): nothing to resume.
             eprintln!(
@@ -449,25 +512,46 @@ fn pi_family_request(sandbox: &Sandbox, _: &Mock) -> Value {
 }
 
 recorders! {
-    record_claude => Target::new("claude", "claude", claude, "bypassPermissions");
+    record_claude => Target {
+        scenarios: core_and_badid,
+        ..Target::new("claude", "claude", claude, "bypassPermissions")
+    };
     record_qwen => Target::new("qwen", "qwen", qwen_json, "yolo");
     record_kimi => Target::new("kimi", "kimi", kimi_json, "yolo");
     record_codex => Target {
         request: |sandbox, mock| json!({
             "cwd": sandbox.work(), "model": "gpt-5.5", "baseUrl": mock.api_base(), "apiKey": CANARY_KEY,
         }),
+        // The file the mock's patch updates.
+        prepare: |sandbox, _| std::fs::write(sandbox.work().join("hello.txt"), "hello\n").unwrap(),
+        scenarios: codex_scenarios,
         ..Target::new("codex", "codex", codex, "bypassPermissions")
     };
-    record_gemini => Target::new("gemini", "gemini", gemini_json, "yolo");
+    record_gemini => Target {
+        scenarios: core_and_badid,
+        ..Target::new("gemini", "gemini", gemini_json, "yolo")
+    };
     record_gemini_acp => Target {
         prefix: "acp-",
         ..Target::new("gemini", "gemini", gemini_acp, "bypassPermissions")
     };
     record_copilot => Target::new("copilot", "copilot", copilot_json, "bypassPermissions");
-    record_opencode => Target::new("opencode", "opencode", opencode_json, "bypassPermissions");
+    record_opencode => Target {
+        scenarios: core_and_badid,
+        ..Target::new("opencode", "opencode", opencode_json, "bypassPermissions")
+    };
     record_pi => Target {
         prepare: |sandbox, mock| write_pi_models(sandbox, &mock.api_base()),
         request: pi_family_request,
+        scenarios: core_and_badid,
+        ..Target::new("pi", "pi", pi, "bypassPermissions")
+    };
+    // pi on the OpenAI Responses API (its `mockresp` provider): other stream events in pi.
+    record_pi_responses => Target {
+        prepare: |sandbox, mock| write_pi_models(sandbox, &mock.api_base()),
+        request: |sandbox, _| json!({"cwd": sandbox.work(), "model": "mockresp/mock-model"}),
+        prefix: "responses-",
+        scenarios: dialect_scenarios,
         ..Target::new("pi", "pi", pi, "bypassPermissions")
     };
     record_omp => Target {

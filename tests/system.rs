@@ -199,7 +199,7 @@ fn alive(pid: i32) -> bool {
 fn in_range_and_out_of_range_versions_in_json_and_table() {
     let sb = Sandbox::new();
     let claude = sb.cli("claude", "echo '2.1.200 (Claude Code)'");
-    let codex = sb.cli("codex", "echo 'codex-cli 0.170.0'");
+    let codex = sb.cli("codex", "echo 'codex-cli 0.168.0'");
 
     let (_, doc) = status_json(&sb, &[]);
     let c = provider(&doc, "claude");
@@ -219,16 +219,16 @@ fn in_range_and_out_of_range_versions_in_json_and_table() {
 
     let x = provider(&doc, "codex");
     assert_eq!(x["path"], json!(codex));
-    assert_eq!(x["version"], "0.170.0");
+    assert_eq!(x["version"], "0.168.0");
     assert_eq!(x["inTestedRange"], false);
     assert_eq!(x["status"], "untested");
     assert_eq!(
         x["problem"],
-        "version 0.170.0 is outside the tested range 0.171.0–0.171.0"
+        "version 0.168.0 is outside the tested range 0.169.1–0.171.0"
     );
     assert_eq!(
         x["fix"],
-        "upgrade to a tested version (0.171.0–0.171.0): npm i -g @openai/codex@0.171.0"
+        "upgrade to a tested version (0.169.1–0.171.0): npm i -g @openai/codex@0.171.0"
     );
     assert_eq!(doc["ready"], false);
     assert_eq!(doc["timeoutMs"], 10_000);
@@ -239,7 +239,7 @@ fn in_range_and_out_of_range_versions_in_json_and_table() {
     let (_, doc) = status_json(&sb, &[]);
     assert_eq!(
         provider(&doc, "codex")["fix"],
-        "downgrade to a tested version (0.171.0–0.171.0): npm i -g @openai/codex@0.171.0"
+        "downgrade to a tested version (0.169.1–0.171.0): npm i -g @openai/codex@0.171.0"
     );
 
     let t = status_table(&sb, &[]);
@@ -263,7 +263,7 @@ fn in_range_and_out_of_range_versions_in_json_and_table() {
             "yes",
             "0.180.2*",
             "NO",
-            "0.171.0",
+            "0.169.1–0.171.0",
             &format!("{} (PATH)", codex.display())
         ],
         "{}",
@@ -271,7 +271,7 @@ fn in_range_and_out_of_range_versions_in_json_and_table() {
     );
     assert!(
         t.stdout.contains(
-            "codex   version 0.180.2 is outside the tested range 0.171.0–0.171.0\n          -> downgrade to a tested version (0.171.0–0.171.0): npm i -g @openai/codex@0.171.0\n"
+            "codex   version 0.180.2 is outside the tested range 0.169.1–0.171.0\n          -> downgrade to a tested version (0.169.1–0.171.0): npm i -g @openai/codex@0.171.0\n"
         ),
         "{}",
         t.stdout
@@ -305,7 +305,10 @@ fn a_missing_provider_is_reported_with_its_install_command_and_exit_is_zero() {
     assert_eq!(provider(&doc, "claude")["status"], "ready");
 
     let t = status_table(&sb, &[]);
-    assert_eq!(t.row("codex"), ["codex", "NO", "-", "-", "0.171.0", "-"]);
+    assert_eq!(
+        t.row("codex"),
+        ["codex", "NO", "-", "-", "0.169.1–0.171.0", "-"]
+    );
     assert!(
         t.stdout.contains(
             "codex   not installed (not on PATH nor in the usual install dirs)\n          -> install it: npm i -g @openai/codex@0.171.0 (or set CODEX_PATH to an existing `codex`)\n"

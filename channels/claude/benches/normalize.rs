@@ -1,7 +1,7 @@
 //! Normalizer throughput on a large Claude transcript, against bare `serde_json` parsing of the
 //! same lines (the floor any normalizer pays). Report the ratio, not absolute times.
 //!
-//! The transcript is the recorded real tool turn (`tests/corpus/claude/<version>/tool-partial.stdout`)
+//! The transcript is the recorded real tool turn (`tests/corpus/claude/<version>/tool-allowed.stdout`)
 //! repeated until it has at least 100 000 lines.
 
 use bridge_channel_claude::ClaudeNormalizer;
@@ -9,7 +9,7 @@ use captures::bench::{Transcript, group, normalizer, serde_json_parse};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion) {
-    let transcript = Transcript::one_turn(&["claude-tool-partial"], 100_000);
+    let transcript = Transcript::one_turn(&["claude-tool-allowed"], 100_000);
     let lines = Throughput::Elements(transcript.line_count() as u64);
     let mut group = group(c, "claude_transcript", lines);
     serde_json_parse(&mut group, &transcript);

@@ -20,7 +20,7 @@ fn snapshots(events: &[Event]) -> WireSnapshots {
 
 #[test]
 fn every_claude_capture_normalizes_to_a_stable_event_stream() {
-    for name in captures::names_at_least("claude", 30) {
+    for name in captures::names_at_least("claude", 28) {
         let events = normalize(&captures::stdout(&name));
         captures::assert_wire_snapshots!(&name, snapshots(&events));
     }
@@ -32,7 +32,7 @@ fn api_errors_end_the_turn_as_failures_with_the_cli_message() {
         ("claude-err401", "Invalid API key"),
         ("claude-err429", "429"),
         ("claude-err500", "500"),
-        ("claude-resume-missing", "No conversation found"),
+        ("claude-resume-badid", "No conversation found"),
     ] {
         let events = normalize(&captures::stdout(capture));
         let Some(Event::TurnEnd(end)) =
@@ -52,8 +52,8 @@ fn api_errors_end_the_turn_as_failures_with_the_cli_message() {
 #[test]
 fn successful_captures_stream_the_same_text_as_the_result() {
     for capture in [
-        "claude-text-partial",
-        "claude-tool-partial",
+        "claude-text",
+        "claude-tool-allowed",
         "claude-thinking",
         "claude-midstream",
     ] {

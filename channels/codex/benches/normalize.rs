@@ -1,8 +1,8 @@
 //! Normalizer throughput on a large Codex transcript, against bare `serde_json` parsing of the
 //! same lines (the floor any normalizer pays). Report the ratio, not absolute times.
 //!
-//! The transcript is the recorded real tool turn (`tests/corpus/codex/<version>/tool-bypass.stdout`)
-//! plus the plan and web-search turns, repeated until it has at least 100 000 lines. Each
+//! The transcript is the recorded real tool turn (`tests/corpus/codex/<version>/tool-allowed.stdout`)
+//! plus the patch, web-search and thinking turns, repeated until it has at least 100 000 lines. Each
 //! repetition's `turn.completed` would end the turn, so every turn gets a fresh normalizer, as
 //! every `codex exec` process does.
 
@@ -13,10 +13,10 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 fn bench(c: &mut Criterion) {
     let transcript = Transcript::turn_per_capture(
         &[
-            "codex-tool-bypass",
-            "codex-plan",
+            "codex-tool-allowed",
+            "codex-patch-allowed",
             "codex-websearch",
-            "codex-reasoning",
+            "codex-thinking",
         ],
         100_000,
     );

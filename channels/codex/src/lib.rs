@@ -78,9 +78,10 @@ pub const NPM_PACKAGE: &str = "@openai/codex";
 /// What `bridge system status` and the error path need to know about this CLI.
 pub const PROBE: sdk_probe::ProbeSpec = sdk_probe::ProbeSpec {
     env_overrides: &["CODEX_PATH", "CODEX_BIN"],
-    tested: Some(sdk_probe::VersionRange::exactly(sdk_probe::Version::new(
-        0, 171, 0,
-    ))),
+    tested: Some(sdk_probe::VersionRange::new(
+        sdk_probe::Version::new(0, 169, 1),
+        sdk_probe::Version::new(0, 171, 0),
+    )),
     install_hint: "npm i -g @openai/codex",
     auth: &[
         sdk_probe::AuthSource::Env("OPENAI_API_KEY"),

@@ -50,7 +50,10 @@ pub const NPM_PACKAGE: &str = "@github/copilot";
 pub const PROBE: ProbeSpec = ProbeSpec {
     env_overrides: &["COPILOT_CLI_PATH", "COPILOT_BIN"],
     version_env: &[("COPILOT_AUTO_UPDATE", "false")],
-    tested: Some(VersionRange::exactly(Version::new(1, 0, 102))),
+    tested: Some(VersionRange::new(
+        Version::new(1, 0, 92),
+        Version::new(1, 0, 102),
+    )),
     install_hint: "npm i -g @github/copilot",
     auth: &[
         AuthSource::Env("COPILOT_PROVIDER_API_KEY"),

@@ -12,7 +12,10 @@
 //! * tools: `tool.execution_start {toolCallId, toolName, arguments}` and
 //!   `tool.execution_complete {success, result:{content}, error:{message, code}}`; a call that
 //!   needed an approval nobody could give fails with `code:"denied"` and the turn goes on;
-//! * retries: `session.info {infoType:"model_retry", message}` (plus `assistant.turn_retry`);
+//! * retries: `session.info {infoType:"model_retry", message}` (plus `assistant.turn_retry`)
+//!   after the failed call's `model.call_failure {statusCode}`; where no `session.info` comes
+//!   (Copilot CLI 1.0.92 never sends one, 1.0.102 not for a 429) the next attempt's
+//!   `model.call_start` after a `model.call_failure` is reported as the retry;
 //! * a failed turn ends with `session.error {errorType, message, statusCode}` and
 //!   `result.exitCode:1` (process exit 1);
 //! * the **session id only appears in the last line**, `result {sessionId, exitCode, usage}`
@@ -85,6 +88,8 @@ pub struct CopilotNormalizer {
     tools_finished: HashSet<String>,
     last_text: Option<String>,
     ended: bool,
+    /// A `model.call_failure` not yet reported as a retry (its HTTP status, if any).
+    failed_call: Option<Option<u64>>,
 }
 
 impl CopilotNormalizer {
@@ -214,6 +219,16 @@ impl CopilotNormalizer {
     }
 }
 
+/// A retry status with `message`.
+fn retry(message: String) -> Event {
+    Event::Status(Status {
+        kind: StatusKind::Retry,
+        message,
+        attempt: None,
+        max_attempts: None,
+    })
+}
+
 impl Normalizer for CopilotNormalizer {
     fn line(&mut self, line: &str, out: &mut Vec<Event>) {
         self.emit_session(out);
@@ -260,15 +275,25 @@ impl Normalizer for CopilotNormalizer {
             }
             Some("tool.execution_complete") => self.tool_complete(data, out),
             Some("session.info") if str_at(data, "infoType") == Some("model_retry") => {
+                self.failed_call = None;
                 let message = str_at(data, "message").unwrap_or("Retrying the model request");
-                out.push(Event::Status(Status {
-                    kind: StatusKind::Retry,
-                    message: message.to_string(),
-                    attempt: None,
-                    max_attempts: None,
-                }));
+                out.push(retry(message.to_string()));
+            }
+            Some("model.call_failure") => {
+                self.failed_call = Some(data.get("statusCode").and_then(Value::as_u64));
+            }
+            // Copilot CLI 1.0.92: the next attempt is the only sign of a retry.
+            Some("model.call_start") => {
+                if let Some(status) = self.failed_call.take() {
+                    let message = match status {
+                        Some(code) => format!("The model request failed (HTTP {code}); retrying"),
+                        None => "The model request failed; retrying".to_string(),
+                    };
+                    out.push(retry(message));
+                }
             }
             Some("session.error") => {
+                self.failed_call = None;
                 let message = str_at(data, "message").unwrap_or_default();
                 self.turn.error(message.trim().to_string());
             }
@@ -368,6 +393,39 @@ mod tests {
             panic!("{events:?}")
         };
         assert!(!end.success);
+    }
+
+    fn retries(events: &[Event]) -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Status(s) if s.kind == StatusKind::Retry => Some(s.message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_failed_call_followed_by_another_is_one_retry_in_either_version() {
+        let failure = r#"{"type":"model.call_failure","data":{"statusCode":500}}"#;
+        let start = r#"{"type":"model.call_start","data":{}}"#;
+        let info =
+            r#"{"type":"session.info","data":{"infoType":"model_retry","message":"Retrying..."}}"#;
+        // 1.0.92: no session.info.
+        let old = run(
+            &mut CopilotNormalizer::new(),
+            &[start, failure, start, failure],
+        );
+        assert_eq!(
+            retries(&old),
+            ["The model request failed (HTTP 500); retrying"]
+        );
+        // 1.0.102: the CLI's own message, once.
+        let new = run(
+            &mut CopilotNormalizer::new(),
+            &[start, failure, info, start, failure],
+        );
+        assert_eq!(retries(&new), ["Retrying..."]);
     }
 
     #[test]

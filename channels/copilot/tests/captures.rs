@@ -1,8 +1,8 @@
 //! Replays the recorded real-CLI transcripts in `tests/corpus/copilot/<version>/*.stdout` (Copilot
-//! CLI 1.0.102 `--output-format json`, BYOK against the reference mock, OpenAI and Anthropic
-//! provider types) through the `json` transport's normalizer and snapshots what users would
-//! see, in both wire formats. The turn is finished with the exit code the CLI had (1 for the
-//! API errors).
+//! CLI 1.0.92 and 1.0.102 `--output-format json`, BYOK against the project's mock) through the
+//! `json` transport's normalizer and snapshots what users would see, in both wire formats. The
+//! turn is finished with the exit code the CLI had, as the recorder filed it (1 for the API
+//! errors).
 
 use bridge_channel_copilot::normalize::CopilotNormalizer;
 use bridge_core::encode::MarkerDialect;
@@ -10,16 +10,9 @@ use bridge_core::event::{Event, StatusKind, ToolKind, TurnEnd};
 use bridge_core::normalize::replay;
 use captures::{streamed_text, streamed_thinking};
 
-fn exit_code(name: &str) -> i32 {
-    match name {
-        "copilot-err401" | "copilot-err500" | "copilot-midstream" => 1,
-        _ => 0,
-    }
-}
-
 fn normalize(name: &str) -> Vec<Event> {
     let stdout = captures::stdout(name);
-    let exit = captures::exited(exit_code(name));
+    let exit = captures::recorded_exit(name).unwrap_or_else(|| panic!("{name}: no recorded exit"));
     replay("copilot", &mut CopilotNormalizer::new(), &stdout, "", exit)
 }
 
@@ -82,7 +75,7 @@ fn api_errors_fail_with_the_cli_message_after_retry_statuses() {
 
 #[test]
 fn reasoning_streams_once_before_the_text() {
-    for capture in ["copilot-thinking", "copilot-anthropic-thinking"] {
+    for capture in ["copilot-thinking", "copilot@1.0.92-thinking"] {
         let events = normalize(capture);
         let thinking = streamed_thinking(&events);
         assert!(thinking.starts_with("Let me think about this"), "{capture}");
@@ -100,7 +93,7 @@ fn reasoning_streams_once_before_the_text() {
 
 #[test]
 fn tools_run_or_are_denied_visibly() {
-    let events = normalize("copilot-tool-allowall");
+    let events = normalize("copilot-tool-allowed");
     assert!(events.iter().any(
         |e| matches!(e, Event::ToolUse(t) if t.name == "bash" && t.kind == ToolKind::Execute)
     ));
@@ -108,7 +101,8 @@ fn tools_run_or_are_denied_visibly() {
         e,
         Event::ToolResult(r) if !r.is_error && r.content.as_str().is_some_and(|c| c.starts_with("hello"))
     )));
-    let events = normalize("copilot-danger-default");
+    // plan: `--deny-tool shell`; the model's shell call is refused and the turn goes on.
+    let events = normalize("copilot-tool-refused");
     assert!(
         events
             .iter()

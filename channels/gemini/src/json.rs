@@ -506,6 +506,15 @@ mod tests {
             "{error}"
         );
 
+        // Gemini CLI 0.61.0's report of an untrusted folder (what the channel's --skip-trust
+        // avoids), exit 55.
+        let untrusted = format!(
+            "\u{1b}[31m{UNTRUSTED_PREFIX}. To proceed, either use `--skip-trust`, set the `GEMINI_CLI_TRUST_WORKSPACE=true` environment variable, or trust this directory in interactive mode.\u{1b}[0m"
+        );
+        let events = run(&[], &[untrusted.as_str()], 55);
+        let error = turn_end(&events).error.clone().unwrap();
+        assert!(error.contains(UNTRUSTED_PREFIX), "{error}");
+
         let mut normalizer = GeminiJsonNormalizer::new(Some("0000-1".into()));
         let mut out = Vec::new();
         normalizer.stderr_line(

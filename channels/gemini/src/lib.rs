@@ -56,7 +56,10 @@ pub const NPM_PACKAGE: &str = "@google/gemini-cli";
 /// What `bridge system status` and the error path need to know about this CLI.
 pub const PROBE: ProbeSpec = ProbeSpec {
     env_overrides: &["GEMINI_CLI_PATH", "GEMINI_BIN"],
-    tested: Some(VersionRange::exactly(Version::new(0, 61, 0))),
+    tested: Some(VersionRange::new(
+        Version::new(0, 60, 0),
+        Version::new(0, 61, 0),
+    )),
     install_hint: "npm i -g @google/gemini-cli",
     auth: &[
         AuthSource::Env("GEMINI_API_KEY"),

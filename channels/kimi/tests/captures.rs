@@ -1,8 +1,8 @@
 //! Replays the recorded real-CLI transcripts in `tests/corpus/kimi/<version>/*.stdout` and their
-//! `.stderr` (`kimi --print --output-format stream-json`, kimi-cli 1.51.0 against the reference
-//! mock) through the normalizer and snapshots what users would see, in both wire formats. Each
-//! turn is finished with the exit code the CLI had: 1 for the 401, 75 for the retryable 429 and
-//! 500, 0 for the rest (an unknown resume id silently starts a new session).
+//! `.stderr` (`kimi --print --output-format stream-json`, kimi-cli 1.51.0 against the project's
+//! mock, made by `scripts/record kimi`) through the normalizer and snapshots what users would see,
+//! in both wire formats. Each turn is finished with the exit code the CLI had, as the recorder
+//! filed it.
 
 use bridge_channel_kimi::KimiNormalizer;
 use bridge_core::encode::MarkerDialect;
@@ -10,25 +10,13 @@ use bridge_core::event::{Event, TurnEnd};
 use bridge_core::normalize::replay;
 use captures::streamed_text;
 
-fn exit_code(name: &str) -> i32 {
-    match name {
-        "kimi-err401" => 1,
-        "kimi-err429" | "kimi-err500" => 75,
-        _ => 0,
-    }
-}
-
 fn normalize(name: &str) -> Vec<Event> {
     let stdout = captures::stdout(name);
-    let stderr = captures::read_required(name, "stderr");
-    let resume = match name {
-        "kimi-resume" => Some("c6535258-4763-4279-bcef-8868629e9e67".to_string()),
-        "kimi-resume-badid" => Some("00000000-0000-0000-0000-000000000000".to_string()),
-        _ => None,
-    };
-    let mut normalizer = KimiNormalizer::new(resume);
+    // An interrupted kimi is stopped before it prints anything on stderr (no file).
+    let stderr = captures::read(name, "stderr");
+    let mut normalizer = KimiNormalizer::new(None);
     // kimi prints the session id on stderr when it exits, after its stdout.
-    let exit = captures::recorded_exit(name).unwrap_or_else(|| captures::exited(exit_code(name)));
+    let exit = captures::recorded_exit(name).unwrap_or_else(|| panic!("{name}: no recorded exit"));
     replay("kimi", &mut normalizer, &stdout, &stderr, exit)
 }
 
@@ -71,11 +59,8 @@ fn plain_text_errors_fail_with_their_unwrapped_text() {
 fn successful_turns_stream_deltas_and_take_the_session_from_stderr() {
     for capture in [
         "kimi-text",
-        "kimi-reasoning",
         "kimi-thinking",
-        "kimi-tool",
         "kimi-tool-allowed",
-        "kimi-resume",
         "kimi-resume-turn2",
     ] {
         // The id kimi printed last on stderr ("To resume this session: kimi -r <id>").
@@ -96,13 +81,13 @@ fn successful_turns_stream_deltas_and_take_the_session_from_stderr() {
             "{capture}: {streamed:?} vs {result:?}"
         );
     }
-    let (events, _) = end_of("kimi-reasoning");
+    let (events, _) = end_of("kimi-thinking");
     assert!(
         events
             .iter()
             .any(|e| matches!(e, Event::ThinkingDelta { .. }))
     );
-    let (events, _) = end_of("kimi-tool");
+    let (events, _) = end_of("kimi-tool-allowed");
     assert!(events.iter().any(|e| matches!(e, Event::ToolUse(_))));
     assert!(
         events

@@ -58,7 +58,10 @@ pub const NPM_PACKAGE: &str = "opencode-ai";
 pub const PROBE: ProbeSpec = ProbeSpec {
     env_overrides: &["OPENCODE_BIN", "OPENCODE_PATH", "OPENCODE_CLI_PATH"],
     install_dirs: &[".opencode/bin", ".local/share/opencode/bin"],
-    tested: Some(VersionRange::exactly(Version::new(1, 18, 33))),
+    tested: Some(VersionRange::new(
+        Version::new(1, 18, 32),
+        Version::new(1, 18, 33),
+    )),
     install_hint: "npm i -g opencode-ai",
     auth: &[
         AuthSource::File(".local/share/opencode/auth.json"),

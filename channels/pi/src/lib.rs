@@ -53,7 +53,10 @@ pub const PROBE: ProbeSpec = ProbeSpec {
     env_overrides: &["PI_BIN", "PI_PATH", "PI_CLI_PATH"],
     install_dirs: &[".pi/bin"],
     version_env: &[("PI_OFFLINE", "1")],
-    tested: Some(VersionRange::exactly(Version::new(0, 73, 1))),
+    tested: Some(VersionRange::new(
+        Version::new(0, 73, 0),
+        Version::new(0, 73, 1),
+    )),
     install_hint: "npm i -g @mariozechner/pi-coding-agent",
     auth: &[
         AuthSource::File(".pi/agent/models.json"),

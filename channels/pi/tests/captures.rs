@@ -1,8 +1,9 @@
-//! Replays the recorded real-CLI transcripts in `tests/corpus/pi/<version>/*.stdout` (pi 0.73.1
-//! against the reference mock, Chat Completions and Responses) through the normalizer and
-//! snapshots what users would see, in both wire formats. The turn is finished with the exit code
-//! the CLI had (0 for all of them but `pi-resume-badid`, which exits 1): pi exits 0 after API
-//! errors, so these snapshots pin down that the stream, not the exit code, decides.
+//! Replays the recorded real-CLI transcripts in `tests/corpus/pi/<version>/*.stdout` (pi 0.73.0
+//! and 0.73.1 against the project's mock, Chat Completions and Responses) through the normalizer
+//! and snapshots what users would see, in both wire formats. The turn is finished with the exit
+//! code the CLI had, as the recorder filed it (0 for all of them but `pi-resume-badid`, which
+//! exits 1, and an interrupted turn, 143): pi exits 0 after API errors, so these snapshots pin
+//! down that the stream, not the exit code, decides.
 
 use bridge_channel_pi::PiNormalizer;
 use bridge_core::encode::MarkerDialect;
@@ -10,13 +11,14 @@ use bridge_core::event::{Event, TurnEnd};
 use bridge_core::normalize::replay;
 use captures::streamed_text;
 
-fn exit_code(name: &str) -> i32 {
-    if name == "pi-resume-badid" { 1 } else { 0 }
+/// How the CLI ended, as the recorder filed it.
+fn exit_of(name: &str) -> std::process::ExitStatus {
+    captures::recorded_exit(name).unwrap_or_else(|| panic!("{name}: no recorded exit"))
 }
 
 fn end_of(name: &str) -> (Vec<Event>, TurnEnd) {
     let stdout = captures::stdout(name);
-    let exit = captures::exited(exit_code(name));
+    let exit = exit_of(name);
     let events = replay("pi", &mut PiNormalizer::new("pi"), &stdout, "", exit);
     captures::with_turn_end(name, events)
 }
@@ -39,7 +41,6 @@ fn api_errors_fail_although_pi_exited_zero() {
         ),
         ("pi-err500", "500 Internal server error"),
         ("pi-midstream", "Overloaded (mid-stream)"),
-        ("pi-failed", "The mock model failed mid-stream."),
         ("pi-resume-badid", "pi exited with exit code 1"),
     ] {
         let (events, end) = end_of(capture);
@@ -64,12 +65,14 @@ fn retries_are_reported_as_status_and_the_last_attempt_decides() {
 fn successful_captures_stream_the_result_and_keep_the_session() {
     for capture in [
         "pi-text",
-        "pi-reasoning",
-        "pi-tool",
-        "pi-responses-tool",
-        "pi-responses-reasoning",
-        "pi-resume",
-        "pi-tool-readonly-tools",
+        "pi-thinking",
+        "pi-tool-allowed",
+        "pi-responses-text",
+        "pi-responses-tool-allowed",
+        "pi-responses-thinking",
+        "pi-resume-turn2",
+        // plan: pi runs with read-only tools, the model's shell call fails, the turn goes on.
+        "pi-tool-refused",
     ] {
         let (events, end) = end_of(capture);
         assert!(end.success, "{capture}: {:?}", end.error);
@@ -87,7 +90,7 @@ fn successful_captures_stream_the_result_and_keep_the_session() {
 
 #[test]
 fn tool_calls_and_results_pair_up() {
-    for capture in ["pi-tool", "pi-responses-tool"] {
+    for capture in ["pi-tool-allowed", "pi-responses-tool-allowed"] {
         let (events, _) = end_of(capture);
         let uses: Vec<_> = events
             .iter()

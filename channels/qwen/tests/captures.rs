@@ -1,5 +1,5 @@
 //! Replays the recorded real-CLI transcripts in `tests/corpus/qwen/<version>/*.stdout` (Qwen Code
-//! 0.15.10 `--output-format stream-json` against the reference mock) through the `json`
+//! 0.15.10 and 0.24.4 `--output-format stream-json` against the project's mock) through the `json`
 //! transport's normalizer (the Claude normalizer with Qwen's dialect) and snapshots what users
 //! would see, in both wire formats.
 
@@ -56,11 +56,11 @@ fn api_errors_reported_as_text_fail_the_turn() {
     }
 }
 
-/// Still retrying when the recording stopped (429, 500 and 529: the recorder's idle deadline
-/// stops Qwen Code's retries): no `result`, so no turn end; the engine reports the early exit.
+/// Still retrying when the recording stopped (429 and 500: the recorder's idle deadline stops
+/// Qwen Code's retries): no `result`, so no turn end; the engine reports the early exit.
 #[test]
 fn a_stream_without_result_does_not_end_the_turn() {
-    for capture in ["qwen-err429", "qwen-err500", "qwen-err529"] {
+    for capture in ["qwen-err429", "qwen-err500"] {
         let events = normalize(capture);
         assert!(turn_end(&events).is_none(), "{capture}");
     }
@@ -82,16 +82,25 @@ fn streamed_blocks_are_not_repeated() {
     assert_eq!(end.result.as_deref(), Some("After thinking: hello!"));
 }
 
-/// The default mode refuses the shell tool headless: an error tool result and a warning.
+/// Plan mode refuses the shell tool headless: an error tool result and a warning, in both
+/// versions.
 #[test]
 fn a_refused_tool_is_visible() {
-    let events = normalize("qwen-danger-default");
-    assert!(events.iter().any(|e| matches!(
-        e,
-        Event::ToolResult(r) if r.is_error && r.content.as_str().is_some_and(|c| c.contains("declined"))
-    )));
-    assert!(events.iter().any(
-        |e| matches!(e, Event::Warning { code, message } if code == "permission_denied" && message.contains("run_shell_command"))
-    ));
-    assert!(turn_end(&events).unwrap().success);
+    for capture in ["qwen-tool-refused", "qwen@0.24.4-tool-refused"] {
+        let events = normalize(capture);
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                Event::ToolResult(r) if r.is_error && r.content.as_str().is_some_and(|c| c.contains("declined"))
+            )),
+            "{capture}"
+        );
+        assert!(
+            events.iter().any(
+                |e| matches!(e, Event::Warning { code, message } if code == "permission_denied" && message.contains("Bash"))
+            ),
+            "{capture}"
+        );
+        assert!(turn_end(&events).unwrap().success, "{capture}");
+    }
 }

@@ -83,6 +83,20 @@ pub fn versions(provider: &str) -> Vec<String> {
     versions
 }
 
+/// The names of `provider`'s capture `scenario` in every recorded CLI version (at least two:
+/// a test that compares the versions must have both).
+///
+/// # Panics
+/// When fewer than two versions of `provider` are recorded.
+pub fn in_every_version(provider: &str, scenario: &str) -> Vec<String> {
+    let versions = versions(provider);
+    assert!(versions.len() >= 2, "{provider}: versions {versions:?}");
+    versions
+        .iter()
+        .map(|v| name(provider, v, scenario))
+        .collect()
+}
+
 /// The name of `provider`'s capture `scenario` recorded with CLI `version`:
 /// `<provider>-<scenario>` for the pinned version, `<provider>@<version>-<scenario>` for others.
 pub fn name(provider: &str, version: &str, scenario: &str) -> String {

@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-/// `(exposed bin name, version, newest)` of every row of the installer's npm and PyPI tables.
+/// `(exposed bin name, version, second)` of every row of the installer's npm and PyPI tables;
+/// `second` for a second tested version (`newest`, or `previous` where the pinned is the newest).
 fn installer_rows() -> Vec<(String, String, bool)> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../install-clis.sh");
     let text = std::fs::read_to_string(&script).expect("tests/install-clis.sh is readable");
@@ -15,7 +16,8 @@ fn installer_rows() -> Vec<(String, String, bool)> {
         .filter(|w| w.len() >= 3)
         .map(|w| {
             let exposed = w.iter().find_map(|x| x.strip_prefix("as=")).unwrap_or(w[2]);
-            (exposed.to_string(), w[1].to_string(), w.contains(&"newest"))
+            let second = w.contains(&"newest") || w.contains(&"previous");
+            (exposed.to_string(), w[1].to_string(), second)
         })
         .collect()
 }
@@ -30,7 +32,7 @@ fn pinned_corpus_versions_are_the_installed_versions() {
     for (provider, version) in pinned {
         let row = rows
             .iter()
-            .find(|(bin, _, newest)| *bin == provider && !newest);
+            .find(|(bin, _, second)| *bin == provider && !second);
         assert_eq!(
             row.map(|(_, v, _)| v.as_str()),
             Some(version.as_str()),
@@ -44,17 +46,18 @@ fn pinned_corpus_versions_are_the_installed_versions() {
     }
 }
 
-/// The second version of a provider (`newest` in the installer) is recorded too, so the replay
-/// snapshots cover both and a format change between them shows as a snapshot difference.
+/// The second version of a provider (`newest` or `previous` in the installer) is recorded too,
+/// so the replay snapshots cover both and a format change between them shows as a snapshot
+/// difference.
 #[test]
-fn the_newest_installed_versions_are_recorded() {
-    let newest: Vec<_> = installer_rows().into_iter().filter(|r| r.2).collect();
-    assert!(!newest.is_empty());
-    for (provider, version, _) in newest {
+fn the_second_installed_versions_are_recorded() {
+    let second: Vec<_> = installer_rows().into_iter().filter(|r| r.2).collect();
+    assert!(second.len() >= 7, "{second:?}");
+    for (provider, version, _) in second {
         assert!(
             captures::versions(&provider).contains(&version),
-            "{provider} {version} is installed as the newest version but not recorded \
-             (scripts/record --newest {provider})"
+            "{provider} {version} is installed as a second version but not recorded \
+             (scripts/record --newest/--previous {provider})"
         );
         let name = captures::name(&provider, &version, "text");
         assert!(!captures::stdout(&name).is_empty(), "{name}");
@@ -65,10 +68,14 @@ fn the_newest_installed_versions_are_recorded() {
 fn capture_names_round_trip_to_their_files() {
     assert_eq!(captures::name("claude", "2.1.197", "text"), "claude-text");
     assert_eq!(
-        captures::name("claude", "2.1.332", "tool"),
-        "claude@2.1.332-tool"
+        captures::name("claude", "2.1.332", "tool-allowed"),
+        "claude@2.1.332-tool-allowed"
     );
-    for name in ["claude-text", "claude@2.1.332-tool", "grok-cli-text"] {
+    for name in [
+        "claude-text",
+        "claude@2.1.332-tool-allowed",
+        "grok-cli-text",
+    ] {
         assert!(!captures::stdout(name).is_empty(), "{name}");
     }
 }
