@@ -9,96 +9,13 @@
 mod common;
 
 use std::io::Write;
-use std::process::{Child, ChildStdin, Command};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
 use common::acp::{Provider, acp_command};
+use common::chat::Chat;
 use common::*;
 use serde_json::{Value, json};
-
-/// `cmd` (a `bridge <provider> send …` command) as `bridge <provider> session --format jsonl`.
-fn as_session(cmd: &Command) -> Command {
-    as_session_in(cmd, "jsonl")
-}
-
-/// A running `bridge … session`, driven line by line as a client would.
-struct Chat {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-    /// Every stdout line so far.
-    seen: Vec<String>,
-}
-
-impl Chat {
-    fn start(cmd: &Command) -> Chat {
-        let mut cmd = as_session(cmd);
-        let (child, stdin, lines) = spawn_piped(&mut cmd);
-        Chat {
-            child,
-            stdin,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    fn send(&mut self, line: &Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{line}").expect("write a session line");
-        stdin.flush().expect("flush");
-    }
-
-    /// The next event (panics after two minutes of silence).
-    fn next(&mut self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(Duration::from_secs(120))
-            .unwrap_or_else(|_| panic!("no output for 120 s; so far:\n{}", self.seen.join("\n")));
-        assert!(!line.contains(CANARY_KEY), "the API key leaked: {line}");
-        self.seen.push(line.clone());
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSONL ({e}): {line}"))
-    }
-
-    /// Sends `request` and reads its turn up to `turn_end`; `on_event` sees every event and may
-    /// answer with a control line.
-    fn turn_with(
-        &mut self,
-        request: Value,
-        mut on_event: impl FnMut(&Value) -> Option<Value>,
-    ) -> Vec<Value> {
-        self.send(&request);
-        let mut events = Vec::new();
-        loop {
-            let event = self.next();
-            if let Some(answer) = on_event(&event) {
-                self.send(&answer);
-            }
-            let end = event["type"] == "turn_end";
-            events.push(event);
-            if end {
-                assert_eq!(events[0]["type"], "turn_start", "{events:?}");
-                return events;
-            }
-        }
-    }
-
-    fn turn(&mut self, request: Value) -> Vec<Value> {
-        self.turn_with(request, |_| None)
-    }
-
-    /// The CLI processes the bridge runs now (its direct children).
-    fn cli_pids(&self) -> Vec<i32> {
-        children_of(self.child.id())
-    }
-
-    /// Closes stdin and waits for the bridge to exit; returns its exit code.
-    fn finish(mut self) -> Option<i32> {
-        drop(self.stdin.take());
-        let status = self.child.wait().expect("wait bridge");
-        status.code()
-    }
-}
 
 fn end(events: &[Value]) -> &Value {
     events.last().expect("a turn end")
@@ -630,4 +547,112 @@ fn qwen_mode_change_between_turns_takes_effect_live() {
     );
     assert_eq!(chat.cli_pids(), pid, "changed live, in the same process");
     assert_eq!(chat.finish(), Some(0));
+}
+
+/// `bridge codex session`: the mock's URL and the canary key come from the bridge's own
+/// variables (`BRIDGE_CODEX_BASE_URL`, `BRIDGE_CODEX_API_KEY`), so every line can be a bare
+/// message, as for the other providers.
+fn codex(sandbox: &Sandbox, mock: &Mock) -> Command {
+    let mut cmd = codex_command(sandbox, &["--model", "gpt-5.5"]);
+    cmd.env("BRIDGE_CODEX_BASE_URL", mock.api_base())
+        .env("BRIDGE_CODEX_API_KEY", CANARY_KEY);
+    cmd
+}
+
+#[test]
+fn codex_keeps_one_app_server_for_three_turns() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    three_turns(&codex(&sandbox, &mock), "warm process");
+}
+
+/// The app-server takes the approval policy and sandbox with every `turn/start`: an escalation
+/// refused in `plan` (the bridge's policy) is asked for and runs after `default`, in the same
+/// process.
+#[test]
+fn codex_mode_change_between_turns_takes_effect_live() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut chat = Chat::start(&codex(&sandbox, &mock));
+    let written = sandbox.work().join("mock_escalated.txt");
+    let mut asked = 0;
+    let plan = chat.turn_with(
+        json!({"message": "MOCK:escalate write it", "permissionMode": "plan"}),
+        |event| {
+            if event["type"] == "permission_request" {
+                asked += 1;
+            }
+            None
+        },
+    );
+    assert_eq!(end(&plan)["success"], true, "{plan:?}");
+    assert!(!written.exists(), "plan mode let it run: {plan:?}");
+    let decision = plan
+        .iter()
+        .find(|e| e["type"] == "permission_decision")
+        .unwrap_or_else(|| panic!("no decision: {plan:?}"));
+    assert_eq!(decision["source"], "policy", "{decision}");
+    assert_eq!(decision["applied"], "deny", "{decision}");
+    let pid = chat.cli_pids();
+    chat.send(&json!({"type": "set_permission_mode", "mode": "default"}));
+    let default = chat.turn_with(json!({"message": "MOCK:escalate write it"}), |event| {
+        (event["type"] == "permission_request").then(|| {
+            asked += 1;
+            json!({"type": "permission_response", "requestId": event["requestId"], "decision": "allow"})
+        })
+    });
+    assert_eq!(end(&default)["success"], true, "{default:?}");
+    assert!(
+        written.exists(),
+        "default + allow did not run it: {default:?}"
+    );
+    assert_eq!(
+        asked, 2,
+        "both turns asked (the first answered by the policy)"
+    );
+    assert!(
+        statuses(&chat)
+            .iter()
+            .any(|m| m.contains("permission mode is now default")),
+        "{:?}",
+        chat.seen
+    );
+    assert_eq!(chat.cli_pids(), pid, "changed live, in the same process");
+    assert_eq!(chat.finish(), Some(0));
+}
+
+/// `turn/interrupt` ends turn 2 as interrupted; turn 3 runs in the same app-server and still
+/// sees turn 1.
+#[test]
+fn codex_interrupt_in_turn_two_of_three_then_turn_three_works() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut chat = Chat::start(&codex(&sandbox, &mock));
+    let first = chat.turn(json!({"message": "MOCK:text first turn"}));
+    assert_eq!(end(&first)["success"], true, "{first:?}");
+    let pid = chat.cli_pids();
+    let mut sent = false;
+    let second = chat.turn_with(json!({"message": "MOCK:slow talk"}), |event| {
+        (!sent && event["type"] == "text_delta").then(|| {
+            sent = true;
+            json!({"type": "interrupt"})
+        })
+    });
+    assert_eq!(end(&second)["stop_reason"], "interrupted", "{second:?}");
+    let third = chat.turn(json!({"message": "MOCK:recall third"}));
+    assert_eq!(end(&third)["success"], true, "{third:?}");
+    assert!(result(&third).contains("first turn"), "{third:?}");
+    assert_eq!(
+        chat.cli_pids(),
+        pid,
+        "the interrupt was graceful: same process"
+    );
+    assert_eq!(chat.finish(), Some(0));
+}
+
+#[test]
+fn codex_killed_between_turns_restarts_and_resumes() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    killed_between_turns(&codex(&sandbox, &mock));
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod acp;
+pub mod chat;
 pub mod pi_family;
 pub mod plugin;
 

@@ -152,6 +152,8 @@ pub struct AppServerConversation {
     session: Option<AppServerSession>,
     thread_id: Option<String>,
     launch: Option<LaunchSettings>,
+    /// The permission mode of the last turn.
+    mode: Option<PermissionMode>,
 }
 
 impl AppServerConversation {
@@ -262,6 +264,12 @@ impl AppServerConversation {
         };
         let mode: PermissionMode =
             RequestedMode::from_option(request.permission_mode.as_deref()).mode;
+        if self.mode.is_some_and(|last| last != mode) {
+            // `turn/start` carries the approval policy and sandbox: the change is live.
+            let message = format!("permission mode is now {}", mode.as_str());
+            ctx.emit(Event::status(message)).await;
+        }
+        self.mode = Some(mode);
         if !session.turn(params, mode, turn_tag(), &ctx).await
             && let Some(session) = self.session.take()
         {
