@@ -128,6 +128,37 @@ fn codex_scenarios(tool_mode: &str) -> Vec<Scenario> {
     scenarios
 }
 
+/// Codex's app-server transport: the core scenarios with approvals that Codex really asks for
+/// (a command escalating out of the workspace sandbox, allowed, denied, and with nobody to
+/// answer; a patch under `sandbox`'s read-only sandbox, allowed), and a resume with a bad id.
+fn app_server_scenarios(tool_mode: &str) -> Vec<Scenario> {
+    let escalate = json!({"message": "MOCK:escalate write it", "permissionMode": "default"});
+    let mut scenarios: Vec<Scenario> = core_and_badid(tool_mode)
+        .into_iter()
+        .map(|s| {
+            if s.name.starts_with("approval-") {
+                Scenario {
+                    request: escalate.clone(),
+                    ..s
+                }
+            } else {
+                s
+            }
+        })
+        .collect();
+    scenarios.extend([
+        scenario("approval-unanswered", escalate.clone()),
+        Scenario {
+            client: Client::Answers("allow"),
+            ..scenario(
+                "patch-approval",
+                json!({"message": "MOCK:patch edit it", "permissionMode": "sandbox"}),
+            )
+        },
+    ]);
+    scenarios
+}
+
 /// What a second dialect of the same CLI is recorded with (pi on the Responses API): a text,
 /// a thinking and a tool turn.
 fn dialect_scenarios(tool_mode: &str) -> Vec<Scenario> {
@@ -183,6 +214,10 @@ impl Target {
 
 fn codex(sandbox: &Sandbox, _: &Mock) -> Command {
     codex_command(sandbox, &["--format", "jsonl", "--transport", "exec"])
+}
+
+fn codex_app_server(sandbox: &Sandbox, _: &Mock) -> Command {
+    codex_command(sandbox, &["--format", "jsonl"])
 }
 
 fn pi(sandbox: &Sandbox, _: &Mock) -> Command {
@@ -526,6 +561,15 @@ recorders! {
         prepare: |sandbox, _| std::fs::write(sandbox.work().join("hello.txt"), "hello\n").unwrap(),
         scenarios: codex_scenarios,
         ..Target::new("codex", "codex", codex, "bypassPermissions")
+    };
+    record_codex_app_server => Target {
+        request: |sandbox, mock| json!({
+            "cwd": sandbox.work(), "model": "gpt-5.5", "baseUrl": mock.api_base(), "apiKey": CANARY_KEY,
+        }),
+        prepare: |sandbox, _| std::fs::write(sandbox.work().join("hello.txt"), "hello\n").unwrap(),
+        prefix: "appserver-",
+        scenarios: app_server_scenarios,
+        ..Target::new("codex", "codex", codex_app_server, "bypassPermissions")
     };
     record_gemini => Target {
         scenarios: core_and_badid,

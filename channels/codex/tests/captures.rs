@@ -10,6 +10,19 @@ use bridge_core::event::Event;
 use bridge_core::turn::Normalizer;
 use serde_json::Value;
 
+/// The `codex exec` captures (the `appserver-` ones have tests/app_server_captures.rs).
+fn exec_names() -> Vec<String> {
+    let names: Vec<String> = captures::names("codex")
+        .into_iter()
+        .filter(|n| !n.contains("-appserver-"))
+        .collect();
+    assert!(
+        names.len() >= 30,
+        "expected the codex exec captures: {names:?}"
+    );
+    names
+}
+
 /// The last `turn.completed` usage of capture `name` (Codex reports the thread's running
 /// total).
 fn running_total(name: &str) -> TokenTotals {
@@ -58,7 +71,7 @@ fn normalize(name: &str, text: &str) -> Vec<Event> {
 
 #[test]
 fn every_codex_capture_normalizes_to_a_stable_event_stream() {
-    for name in captures::names_at_least("codex", 30) {
+    for name in exec_names() {
         let events = normalize(&name, &captures::stdout(&name));
         captures::assert_wire_snapshots!(&name, &events, MarkerDialect::THREAD);
     }

@@ -439,7 +439,7 @@ pub enum ThreadItem {
         #[serde(default)]
         error: Option<McpToolCallError>,
         /// How it stands.
-        status: ItemStatus,
+        status: McpToolCallStatus,
     },
     /// A web search.
     WebSearch {
@@ -476,6 +476,29 @@ impl ItemStatus {
             ItemStatus::Completed => "completed",
             ItemStatus::Failed => "failed",
             ItemStatus::Declined => "declined",
+        }
+    }
+}
+
+/// How an MCP tool call stands (it cannot be declined).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum McpToolCallStatus {
+    /// Running.
+    InProgress,
+    /// Done.
+    Completed,
+    /// Failed.
+    Failed,
+}
+
+impl McpToolCallStatus {
+    /// The `codex exec` spelling.
+    pub fn exec_name(self) -> &'static str {
+        match self {
+            McpToolCallStatus::InProgress => ItemStatus::InProgress.exec_name(),
+            McpToolCallStatus::Completed => ItemStatus::Completed.exec_name(),
+            McpToolCallStatus::Failed => ItemStatus::Failed.exec_name(),
         }
     }
 }
