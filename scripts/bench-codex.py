@@ -83,7 +83,10 @@ def native(home):
 def bridged(home):
     req = json.dumps({"message": PROMPT, "model": MODEL, "baseUrl": BASE_URL, "apiKey": KEY,
                       "cwd": os.path.join(home, "work"), "permissionMode": "default"})
-    return run([BRIDGE, "codex", "send"], req.encode(), lambda l: l.startswith(b"[CONTENT_DELTA]"),
+    # `codex exec` through the bridge, against `codex exec` itself (the app-server transport has
+    # its own side-by-side: scripts/bench-codex-transports.sh).
+    return run([BRIDGE, "codex", "send", "--transport", "exec"], req.encode(),
+               lambda l: l.startswith(b"[CONTENT_DELTA]"),
                home, True)
 
 

@@ -27,7 +27,7 @@ Claude sessions.
 """
 import json, os, signal, statistics, subprocess, sys, tempfile, time
 
-from bench_harness import interleave, median
+from bench_harness import RUNNING, Driver, interleave, median, spawn
 
 RUNS = int(os.environ.get("RUNS", "5"))
 BRIDGE = os.path.abspath(sys.argv[1])  # the runs chdir into their scratch home
@@ -38,7 +38,6 @@ FIRST = "MOCK:text first turn"
 SECOND = "MOCK:recall second turn"
 LONG_TURNS = 20
 TURN_TIMEOUT = 120  # seconds a run may take before the benchmark gives up (a turn that never ends)
-RUNNING = []  # the processes of the current run, killed when it times out
 CLAUDE_ARGV = [CLAUDE, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
                "--verbose", "--include-partial-messages", "--permission-prompt-tool", "stdio"]
 
@@ -82,38 +81,6 @@ def guarded(f, seconds=TURN_TIMEOUT):
         finally:
             signal.alarm(0)
     return go
-
-
-def spawn(argv, env, cwd):
-    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         env=env, cwd=cwd)
-    RUNNING.append(p)
-    return p
-
-
-class Driver:
-    """A process with stdin kept open, driven a line at a time (a session client)."""
-
-    def __init__(self, argv, env, cwd, is_first_content, is_end):
-        self.p = spawn(argv, env, cwd)
-        self.is_first_content, self.is_end = is_first_content, is_end
-
-    def turn(self, line):
-        """Writes `line`, reads to the turn's end; returns (first content s, total s, end line)."""
-        start = time.monotonic()
-        self.p.stdin.write(line.encode() + b"\n")
-        self.p.stdin.flush()
-        first = None
-        for out in self.p.stdout:
-            if first is None and self.is_first_content(out):
-                first = time.monotonic() - start
-            if self.is_end(out):
-                return first, time.monotonic() - start, out
-        sys.exit(f"{self.p.args[0]} exited (status {self.p.wait()}) before the turn ended")
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait()
 
 
 def is_text_delta(line):

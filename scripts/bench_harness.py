@@ -69,3 +69,38 @@ def median(results, kind, index):
 def peak_mib(results, kind):
     """Largest peak RSS of `kind`'s runs, in MiB."""
     return max(r[2] for r in results[kind]) / 1024
+
+
+RUNNING = []  # the processes of the current run (a benchmark kills them when a run times out)
+
+
+def spawn(argv, env, cwd):
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         env=env, cwd=cwd)
+    RUNNING.append(p)
+    return p
+
+
+class Driver:
+    """A process with stdin kept open, driven a line at a time (a session client)."""
+
+    def __init__(self, argv, env, cwd, is_first_content, is_end):
+        self.p = spawn(argv, env, cwd)
+        self.is_first_content, self.is_end = is_first_content, is_end
+
+    def turn(self, line):
+        """Writes `line`, reads to the turn's end; returns (first content s, total s, end line)."""
+        start = time.monotonic()
+        self.p.stdin.write(line.encode() + b"\n")
+        self.p.stdin.flush()
+        first = None
+        for out in self.p.stdout:
+            if first is None and self.is_first_content(out):
+                first = time.monotonic() - start
+            if self.is_end(out):
+                return first, time.monotonic() - start, out
+        sys.exit(f"{self.p.args[0]} exited (status {self.p.wait()}) before the turn ended")
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()

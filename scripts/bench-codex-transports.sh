@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of Codex's two transports (`codex app-server`, the default, vs
+# `codex exec`) through `bridge codex`, against the project's mock model server: one turn, and
+# turn 2 of a session (interleaved runs; medians and ratios). Runs inside a loopback-only
+# network namespace. Needs root and the pinned Codex CLI (tests/install-clis.sh).
+# Usage: scripts/bench-codex-transports.sh [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS="${1:-5}"
+tests/install-clis.sh >/dev/null
+CACHE="${BRIDGE_CLI_CACHE:-$HOME/.cache/bridge-clis}"
+# shellcheck disable=SC1091
+. "$CACHE/path.env"
+export PATH="$BRIDGE_CLI_PATH:$PATH"
+cargo build --release --quiet -p bridge --bin bridge -p mock-llm --bin mock-llm
+exec tests/netns-run env RUNS="$RUNS" bash -c '
+  set -euo pipefail
+  target/release/mock-llm --port 18126 > /tmp/bench-mock.$$ 2>&1 &
+  MOCK=$!
+  trap "kill $MOCK 2>/dev/null" EXIT
+  for _ in $(seq 50); do grep -q listening /tmp/bench-mock.$$ 2>/dev/null && break; sleep 0.1; done
+  python3 scripts/bench-codex-transports.py "$PWD/target/release/bridge" http://127.0.0.1:18126/v1
+'
