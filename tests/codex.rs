@@ -34,14 +34,7 @@ fn exec_command(sandbox: &Sandbox, args: &[&str]) -> std::process::Command {
 }
 
 fn request(mock: &Mock, sandbox: &Sandbox, message: &str, extra: Value) -> String {
-    let base = json!({
-        "message": message,
-        "cwd": sandbox.work(),
-        "model": MODEL,
-        "baseUrl": mock.api_base(),
-        "apiKey": CANARY_KEY,
-    });
-    request_with(base, extra)
+    codex_request(mock, sandbox, message, extra)
 }
 
 fn run(sandbox: &Sandbox, args: &[&str], req: &str) -> (String, std::process::Output) {

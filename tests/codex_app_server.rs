@@ -14,19 +14,6 @@ use common::*;
 use regex::Regex;
 use serde_json::{Value, json};
 
-const MODEL: &str = "gpt-5.5";
-
-fn request(mock: &Mock, sandbox: &Sandbox, message: &str, extra: Value) -> String {
-    let base = json!({
-        "message": message,
-        "cwd": sandbox.work(),
-        "model": MODEL,
-        "baseUrl": mock.api_base(),
-        "apiKey": CANARY_KEY,
-    });
-    request_with(base, extra)
-}
-
 /// Runs one request with stdin closed after it (nobody can answer an approval).
 fn run(sandbox: &Sandbox, args: &[&str], req: &str) -> String {
     let out = run_with_stdin(codex_command(sandbox, args), req);
@@ -126,7 +113,7 @@ fn text_streams_deltas_in_both_formats() {
             let out = run(
                 &sandbox,
                 args,
-                &request(&mock, &sandbox, "MOCK:text say hello", json!({})),
+                &codex_request(&mock, &sandbox, "MOCK:text say hello", json!({})),
             );
             (out, sandbox)
         },
@@ -143,7 +130,7 @@ fn reasoning_streams_as_thinking_before_the_text() {
     let out = run(
         &sandbox,
         &["--format", "jsonl"],
-        &request(&mock, &sandbox, "MOCK:thinking think first", json!({})),
+        &codex_request(&mock, &sandbox, "MOCK:thinking think first", json!({})),
     );
     let events = jsonl_events(&out);
     let thinking = events
@@ -167,7 +154,7 @@ fn a_command_the_mode_allows_runs_without_asking() {
     let out = run(
         &sandbox,
         &["--format", "jsonl"],
-        &request(
+        &codex_request(
             &mock,
             &sandbox,
             "MOCK:tool run it",
@@ -192,7 +179,7 @@ fn a_command_the_mode_allows_runs_without_asking() {
 fn an_escalation_allowed_over_stdin_runs_and_the_model_sees_its_output() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
-    let req = request(&mock, &sandbox, "MOCK:escalate write it", json!({}));
+    let req = codex_request(&mock, &sandbox, "MOCK:escalate write it", json!({}));
     let mut asked = Vec::new();
     let events = interactive(&sandbox, &req, |request| {
         asked.push(request.clone());
@@ -238,7 +225,7 @@ fn an_escalation_allowed_over_stdin_runs_and_the_model_sees_its_output() {
 fn an_escalation_denied_over_stdin_does_not_run_and_the_model_is_told() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
-    let req = request(&mock, &sandbox, "MOCK:escalate write it", json!({}));
+    let req = codex_request(&mock, &sandbox, "MOCK:escalate write it", json!({}));
     let events = interactive(&sandbox, &req, |request| reply(request, "deny"));
     assert!(!sandbox.work().join("mock_escalated.txt").exists());
     let decision = &of(&events, "permission_decision")[0];
@@ -268,7 +255,7 @@ fn nobody_answering_is_a_denial_at_once() {
     let out = run(
         &sandbox,
         &["--format", "jsonl"],
-        &request(&mock, &sandbox, "MOCK:escalate write it", json!({})),
+        &codex_request(&mock, &sandbox, "MOCK:escalate write it", json!({})),
     );
     let events = jsonl_events(&out);
     let decision = &of(&events, "permission_decision")[0];
@@ -298,7 +285,7 @@ fn an_escalation_answered_through_the_file_ipc_runs() {
     });
     let out = run_with_stdin(
         cmd,
-        &request(&mock, &sandbox, "MOCK:escalate write it", json!({})),
+        &codex_request(&mock, &sandbox, "MOCK:escalate write it", json!({})),
     );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let body = plugin.join().unwrap();
@@ -323,7 +310,7 @@ fn a_file_change_approval_carries_the_diff_and_the_change_is_applied() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.work().join("hello.txt"), "hello\n").unwrap();
-    let req = request(
+    let req = codex_request(
         &mock,
         &sandbox,
         "MOCK:patch change it",
@@ -361,7 +348,7 @@ fn resume_continues_the_thread() {
     let first = run(
         &sandbox,
         &[],
-        &request(&mock, &sandbox, "MOCK:text first turn", json!({})),
+        &codex_request(&mock, &sandbox, "MOCK:text first turn", json!({})),
     );
     let thread = final_line(&first)["threadId"]
         .as_str()
@@ -370,7 +357,7 @@ fn resume_continues_the_thread() {
     let second = run(
         &sandbox,
         &["--format", "jsonl"],
-        &request(
+        &codex_request(
             &mock,
             &sandbox,
             "MOCK:recall what did I say?",
@@ -397,7 +384,7 @@ fn an_unknown_thread_id_is_a_clear_error() {
     let out = run(
         &sandbox,
         &[],
-        &request(
+        &codex_request(
             &mock,
             &sandbox,
             "MOCK:text hi",
@@ -427,7 +414,7 @@ fn http_401_and_a_dropped_stream_are_failures_with_codexs_message() {
         let out = run(
             &sandbox,
             &[],
-            &request(&mock, &sandbox, &format!("MOCK:{scenario} hi"), json!({})),
+            &codex_request(&mock, &sandbox, &format!("MOCK:{scenario} hi"), json!({})),
         );
         let last = final_line(&out);
         assert_eq!(last["success"], false, "{scenario}: {out}");
@@ -458,7 +445,7 @@ fn interrupt_mid_stream_ends_the_turn_and_leaves_no_process() {
         writeln!(
             stdin,
             "{}",
-            request(&mock, &sandbox, "MOCK:slow talk", json!({}))
+            codex_request(&mock, &sandbox, "MOCK:slow talk", json!({}))
         )
         .unwrap();
     }

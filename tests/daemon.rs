@@ -739,3 +739,58 @@ fn preconnect_starts_the_cli_before_the_first_message() {
     assert!(again.text().contains("hello"), "{again:?}");
     daemon.finish();
 }
+
+/// Codex in the daemon, as the plugin drives it (`codex.send` with the `threadId` of the turn
+/// before): one app-server serves both turns of the thread, and an escalation in turn 2 is
+/// answered through the plugin's file IPC.
+#[test]
+fn codex_turns_share_one_app_server_and_approvals_reach_the_plugin() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let ipc_dir = sandbox.root().join("perm");
+    let mut cmd = daemon_command(&codex_command(&sandbox, &[]), &[]);
+    cmd.env("CLAUDE_PERMISSION_DIR", &ipc_dir)
+        .env("CLAUDE_SESSION_ID", "win-9");
+    let mut daemon = Daemon::start(cmd);
+    let params = |message: &str, extra: Value| {
+        let mut params = send_params(&sandbox, message, extra);
+        params["model"] = json!("gpt-5.5");
+        params["baseUrl"] = json!(mock.api_base());
+        params["apiKey"] = json!(CANARY_KEY);
+        params
+    };
+    let one = daemon.call("codex.send", params("MOCK:text first turn", json!({})));
+    assert_eq!(one.done["success"], true, "{one:?}");
+    let thread = one.result()["threadId"]
+        .as_str()
+        .expect("threadId")
+        .to_string();
+    let pid = children_of(daemon.child.id());
+    assert_eq!(pid.len(), 1, "one app-server: {pid:?}");
+
+    let dir = ipc_dir.clone();
+    let plugin = std::thread::spawn(move || {
+        answer_ipc_file(
+            &dir,
+            "request-win-9-",
+            "response-win-9-",
+            json!({"allow": true}),
+        )
+    });
+    let two = daemon.call(
+        "codex.send",
+        params("MOCK:escalate write it", json!({"threadId": thread})),
+    );
+    let asked = plugin.join().unwrap();
+    assert_eq!(asked["toolName"], "Bash", "{asked}");
+    assert_eq!(two.done["success"], true, "{two:?}");
+    assert_eq!(two.result()["threadId"], thread.as_str(), "{two:?}");
+    assert!(
+        sandbox.work().join("mock_escalated.txt").exists(),
+        "{two:?}"
+    );
+    assert_eq!(children_of(daemon.child.id()), pid, "the same app-server");
+    let (code, _) = daemon.finish();
+    assert_eq!(code, Some(0));
+    assert!(gone(pid[0]), "the app-server's group is gone after EOF");
+}

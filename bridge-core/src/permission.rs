@@ -226,6 +226,32 @@ pub struct Resolution {
     pub source: DecisionSource,
 }
 
+impl Resolution {
+    /// The note for a refusal's message on a provider that cannot pass one on: a client's
+    /// message is reported as not sent (`instead` says what the model is told), the bridge's
+    /// own reason (a policy, nobody to answer, a timeout) is the note. `None` when `applied`
+    /// is not a refusal or there is no message.
+    ///
+    /// ```
+    /// use bridge_core::permission::*;
+    /// let r = Resolution { decision: PermissionDecision::deny("no"), source: DecisionSource::Client };
+    /// let note = r.unsent_refusal_note(DecisionKind::Deny, "X has no denial message").unwrap();
+    /// assert_eq!(note, "X has no denial message (not sent: no)");
+    /// assert!(r.unsent_refusal_note(DecisionKind::AllowOnce, "…").is_none());
+    /// ```
+    pub fn unsent_refusal_note(&self, applied: DecisionKind, instead: &str) -> Option<String> {
+        if !matches!(applied, DecisionKind::Deny | DecisionKind::Cancel) {
+            return None;
+        }
+        let message = self.decision.message.as_ref()?;
+        Some(if self.source == DecisionSource::Client {
+            format!("{instead} (not sent: {message})")
+        } else {
+            message.clone()
+        })
+    }
+}
+
 /// What the bridge actually did with a decision, reported as an event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -149,6 +149,20 @@ pub fn codex_command(sandbox: &Sandbox, extra_args: &[&str]) -> Command {
     cmd
 }
 
+/// A Codex request as the plugin sends it: the mock's URL and the canary key in the request
+/// (Codex ignores `OPENAI_BASE_URL`), model `gpt-5.5` (a slug Codex bundles metadata for),
+/// `cwd` the sandbox's work dir, plus `extra`'s fields.
+pub fn codex_request(mock: &Mock, sandbox: &Sandbox, message: &str, extra: Value) -> String {
+    let base = serde_json::json!({
+        "message": message,
+        "cwd": sandbox.work(),
+        "model": "gpt-5.5",
+        "baseUrl": mock.api_base(),
+        "apiKey": CANARY_KEY,
+    });
+    request_with(base, extra)
+}
+
 /// Runs `cmd` with `stdin` written (no trailing newline, then closed, as the plugin does).
 pub fn run_with_stdin(mut cmd: Command, stdin: &str) -> Output {
     cmd.stdin(Stdio::piped())

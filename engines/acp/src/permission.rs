@@ -113,17 +113,10 @@ pub fn answer(request: &PermissionRequest, resolution: &Resolution) -> Answer {
         },
         DecisionKind::Cancel => (cancelled(), DecisionKind::Cancel),
     };
-    if matches!(applied, DecisionKind::Deny | DecisionKind::Cancel)
-        && let Some(message) = &decision.message
-    {
-        if resolution.source == DecisionSource::Client {
-            notes.push(format!(
-                "ACP has no denial message; the agent reports its own refusal (not sent: {message})"
-            ));
-        } else {
-            notes.push(message.clone());
-        }
-    }
+    notes.extend(resolution.unsent_refusal_note(
+        applied,
+        "ACP has no denial message; the agent reports its own refusal",
+    ));
     Answer {
         result,
         effective: EffectiveDecision {

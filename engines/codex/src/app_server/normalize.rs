@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use bridge_core::event::{Event, Status, StatusKind, ToolKind};
 use bridge_core::jsonrpc::Id;
 use bridge_core::permission::{
-    DecisionKind, DecisionSource, EffectiveDecision, PermissionRequest, RequestKind, Resolution,
+    DecisionKind, EffectiveDecision, PermissionRequest, RequestKind, Resolution,
 };
 use bridge_core::turn::interrupted_end;
 use serde::de::DeserializeOwned;
@@ -606,17 +606,10 @@ pub fn answer(request: &PermissionRequest, resolution: &Resolution) -> Answer {
     {
         notes.push("Codex cannot take an edited tool input; it runs its own".into());
     }
-    if matches!(applied, DecisionKind::Deny | DecisionKind::Cancel)
-        && let Some(message) = &decision.message
-    {
-        if resolution.source == DecisionSource::Client {
-            notes.push(format!(
-                "Codex has no denial message; the model is told the user rejected it (not sent: {message})"
-            ));
-        } else {
-            notes.push(message.clone());
-        }
-    }
+    notes.extend(resolution.unsent_refusal_note(
+        applied,
+        "Codex has no denial message; the model is told the user rejected it",
+    ));
     Answer {
         result,
         effective: EffectiveDecision {
