@@ -40,7 +40,7 @@ mod session_cmd;
     name = "bridge",
     version,
     about,
-    after_help = "Providers: claude, codex, gemini, qwen, copilot, opencode, kimi, grok, pi, omp, grok-cli, minimax, zcode (more relays can be declared in providers.toml; bridge system status shows which are installed; gemini, qwen, copilot, opencode and kimi also take --transport json).\nThe request JSON (ai-bridge fields: message, sessionId, cwd, permissionMode, model, reasoningEffort, baseUrl, apiKey, attachments, ...) is read from stdin unless a PROMPT is given."
+    after_help = "Providers: claude, codex, gemini, qwen, copilot, opencode, kimi, grok, pi, omp, grok-cli, minimax, zcode (more relays can be declared in providers.toml; bridge system status shows which are installed; gemini, qwen, copilot, opencode and kimi also take --transport json, codex --transport exec).\nThe request JSON (ai-bridge fields: message, sessionId, cwd, permissionMode, model, reasoningEffort, baseUrl, apiKey, attachments, ...) is read from stdin unless a PROMPT is given."
 )]
 pub(crate) struct Cli {
     /// Provider key (e.g. `claude`).
