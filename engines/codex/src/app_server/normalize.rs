@@ -630,3 +630,163 @@ pub fn abandoned(request: &PermissionRequest) -> Value {
         _ => json!({"decision": "cancel"}),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use bridge_core::permission::{DecisionSource, PermissionDecision};
+    use permission_mapper::PermissionMode;
+
+    use super::*;
+    use crate::app_server::session::policy;
+
+    fn client(decision: PermissionDecision) -> Resolution {
+        Resolution {
+            decision,
+            source: DecisionSource::Client,
+        }
+    }
+
+    fn asked(method: &str, params: Value) -> (AppServerNormalizer, PermissionRequest) {
+        let mut n = AppServerNormalizer::new("t-1", "p");
+        let mut out = Vec::new();
+        n.notification(
+            method::ITEM_STARTED,
+            &json!({"item": {"type": "fileChange", "id": "call_f", "status": "inProgress",
+                     "changes": [{"path": "/w/a.txt", "kind": {"type": "add"}, "diff": "new\n"}]}}),
+            &mut out,
+        );
+        let request = n
+            .permission_request(&Id::Number(4), method, &params, &mut out)
+            .expect("a permission request");
+        assert!(matches!(out.last(), Some(Event::PermissionRequest(r)) if *r == request));
+        (n, request)
+    }
+
+    #[test]
+    fn decisions_map_onto_codexs_and_what_cannot_be_carried_is_noted() {
+        let (_, command) = asked(
+            method::COMMAND_APPROVAL,
+            json!({"itemId": "call_c", "command": "/bin/bash -lc 'touch x'", "cwd": "/w", "reason": "why"}),
+        );
+        assert_eq!(command.tool_name, "Bash");
+        assert_eq!(command.description.as_deref(), Some("why"));
+        assert_eq!(command.tool_use_id.as_deref(), Some("p_call_c"));
+        for (kind, wire) in [
+            (DecisionKind::AllowOnce, "accept"),
+            (DecisionKind::AllowSession, "acceptForSession"),
+            (DecisionKind::Deny, "decline"),
+            (DecisionKind::Cancel, "cancel"),
+        ] {
+            let a = answer(&command, &client(PermissionDecision::new(kind)));
+            assert_eq!(a.result, json!({"decision": wire}));
+            assert_eq!(a.effective.applied, kind);
+            assert_eq!(a.cancel_turn, kind == DecisionKind::Cancel);
+        }
+        let a = answer(&command, &client(PermissionDecision::deny("not here")));
+        assert!(a.effective.note.unwrap().contains("not sent: not here"));
+
+        let (_, file) = asked(
+            method::FILE_CHANGE_APPROVAL,
+            json!({"itemId": "call_f", "reason": null}),
+        );
+        assert_eq!(file.paths, ["/w/a.txt"]);
+        assert_eq!(file.tool_kind, ToolKind::Edit);
+        assert!(file.input["diff"].as_str().unwrap().contains("new"));
+        let a = answer(
+            &file,
+            &client(PermissionDecision::new(DecisionKind::AllowSession)),
+        );
+        assert_eq!(a.result, json!({"decision": "acceptForSession"}));
+        assert_eq!(abandoned(&file), json!({"decision": "cancel"}));
+    }
+
+    #[test]
+    fn a_user_input_request_is_a_question_answered_per_question_id() {
+        let (_, question) = asked(
+            method::USER_INPUT,
+            json!({"itemId": "call_q", "isBlocking": true, "questions": [
+                {"id": "q1", "header": "Color", "question": "Which color?",
+                 "options": [{"label": "red", "description": "warm"}]}]}),
+        );
+        assert_eq!(question.kind, RequestKind::Question);
+        assert_eq!(question.input["questions"][0]["question"], "Which color?");
+        let mut decision = PermissionDecision::new(DecisionKind::AllowOnce);
+        decision.answers = Some(json!({"Which color?": "red"}));
+        let a = answer(&question, &client(decision));
+        assert_eq!(a.result, json!({"answers": {"q1": {"answers": ["red"]}}}));
+        let a = answer(
+            &question,
+            &client(PermissionDecision::new(DecisionKind::Deny)),
+        );
+        assert_eq!(a.result, json!({"answers": {}}));
+    }
+
+    #[test]
+    fn each_mode_decides_what_it_can_without_asking() {
+        let (_, command) = asked(
+            method::COMMAND_APPROVAL,
+            json!({"itemId": "c", "command": "rm -rf x"}),
+        );
+        let (_, file) = asked(method::FILE_CHANGE_APPROVAL, json!({"itemId": "call_f"}));
+        let plan = policy(PermissionMode::Plan, &command).unwrap();
+        assert_eq!(plan.decision.decision, DecisionKind::Deny);
+        assert_eq!(plan.source, DecisionSource::Policy);
+        assert!(policy(PermissionMode::Default, &command).is_none());
+        assert!(policy(PermissionMode::AcceptEdits, &command).is_none());
+        let edits = policy(PermissionMode::AcceptEdits, &file).unwrap();
+        assert_eq!(edits.decision.decision, DecisionKind::AllowOnce);
+        assert!(policy(PermissionMode::Sandbox, &file).is_none());
+    }
+
+    #[test]
+    fn usage_is_the_turns_model_calls_summed_and_a_failed_turn_carries_codexs_error() {
+        let mut n = AppServerNormalizer::new("t-1", "p");
+        let mut out = Vec::new();
+        let call = |total: u64| {
+            json!({"tokenUsage": {
+                "total": {"inputTokens": total, "cachedInputTokens": 0, "outputTokens": 2,
+                          "reasoningOutputTokens": 0, "totalTokens": total + 2},
+                "last": {"inputTokens": 10, "cachedInputTokens": 0, "outputTokens": 1,
+                         "reasoningOutputTokens": 0, "totalTokens": 11},
+                "modelContextWindow": 1000}})
+        };
+        n.notification(method::TOKEN_USAGE_UPDATED, &call(510), &mut out);
+        n.notification(method::TOKEN_USAGE_UPDATED, &call(520), &mut out);
+        n.notification(
+            method::TURN_COMPLETED,
+            &json!({"threadId": "t-1", "turn": {"id": "u", "items": [], "status": "completed"}}),
+            &mut out,
+        );
+        let usage = out
+            .iter()
+            .find_map(|e| match e {
+                Event::Usage(u) => Some(u.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!((usage.input_tokens, usage.output_tokens), (20, 2));
+
+        let mut n = AppServerNormalizer::new("t-1", "p");
+        let mut out = Vec::new();
+        n.notification(
+            method::ERROR,
+            &json!({"error": {"message": "Reconnecting 1/5"}, "willRetry": true, "threadId": "t-1", "turnId": "u"}),
+            &mut out,
+        );
+        assert!(matches!(out[0], Event::Status(_)));
+        n.notification(
+            method::TURN_COMPLETED,
+            &json!({"threadId": "t-1", "turn": {"id": "u", "items": [], "status": "failed",
+                     "error": {"message": "unexpected status 401", "additionalDetails": "bad key"}}}),
+            &mut out,
+        );
+        let end = out.iter().find_map(|e| match e {
+            Event::TurnEnd(end) => Some(end.clone()),
+            _ => None,
+        });
+        let end = end.unwrap();
+        assert!(!end.success);
+        assert_eq!(end.error.as_deref(), Some("unexpected status 401: bad key"));
+        assert!(n.ended());
+    }
+}
