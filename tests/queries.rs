@@ -172,6 +172,10 @@ fn claude_lists_the_models_of_its_initialize_reply() {
     );
     // Listing asks no model anything.
     assert!(mock.model_requests().is_empty());
+    // The second listing comes from the cache (same binary, settings and credentials).
+    let again = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(again.json["cached"], true, "{again:?}");
+    assert_eq!(again.json["models"], run.json["models"]);
 }
 
 #[test]
@@ -181,11 +185,11 @@ fn a_provider_that_cannot_list_models_says_so_and_unknown_commands_list_the_know
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", sandbox.home())
-        .args(["gemini", "listModels"]);
+        .args(["grok-cli", "listModels"]);
     let run = run_query(cmd);
     assert_eq!(
         run.json,
-        json!({"success": false, "error": "gemini cannot list its models"})
+        json!({"success": false, "error": "grok-cli cannot list its models"})
     );
 
     let mut cmd = bridge();
@@ -595,5 +599,103 @@ fn claude_context_usage_per_process_resumes_the_session_and_get_usage_says_why_n
     assert!(
         error_of(&missing).contains("not a directory"),
         "{missing:?}"
+    );
+}
+
+#[test]
+fn omp_lists_the_models_of_its_config_once_and_then_from_the_cache() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = omp_command(&sandbox, &[]);
+    write_omp_models(&sandbox, &mock.api_base());
+    let started = std::time::Instant::now();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    let first_took = started.elapsed();
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let ids = model_ids(&run.json, "omp");
+    assert_eq!(ids, [format!("mock/{PI_MOCK_MODEL}")], "{run:?}");
+    assert_eq!(run.json["models"][0]["label"], "Mock Model");
+    assert!(run.json.get("cached").is_none(), "{run:?}");
+
+    // The second listing is the cache's, without starting omp.
+    let started = std::time::Instant::now();
+    let again = run_query(as_query(&send, "listModels", &[]));
+    let second_took = started.elapsed();
+    assert_eq!(again.json["cached"], true, "{again:?}");
+    assert_eq!(again.json["models"], run.json["models"]);
+    assert!(
+        second_took < first_took,
+        "{second_took:?} vs {first_took:?}"
+    );
+
+    // A changed model config is listed afresh, and a listed model runs.
+    let config = sandbox.home().join(".omp/agent/models.yml");
+    let yaml = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, yaml.replace("name: Mock Model", "name: Renamed")).unwrap();
+    let renamed = run_query(as_query(&send, "listModels", &[]));
+    assert!(renamed.json.get("cached").is_none(), "{renamed:?}");
+    assert_eq!(renamed.json["models"][0]["label"], "Renamed");
+    let end = one_turn(
+        omp_command(&sandbox, &["--format", "jsonl", "--model", &ids[0]]),
+        json!({"message": "MOCK:text hi"}),
+    );
+    assert_eq!(end["success"], true, "{end}");
+}
+
+/// `bridge <provider> listModels` with the environment of the harness's ACP sends.
+fn acp_list(
+    provider: common::acp::Provider,
+    sandbox: &Sandbox,
+    mock: &Mock,
+) -> std::process::Command {
+    let send = common::acp::acp_command(provider, sandbox, &mock.url(), &[]);
+    as_query(&send, "listModels", &[])
+}
+
+#[test]
+fn gemini_and_qwen_list_the_models_of_their_acp_session_and_copilot_says_why_not() {
+    use common::acp::Provider;
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    // Gemini CLI 0.61.0's own picker: `auto` (its default) and the models behind it.
+    let list = acp_list(Provider::Gemini, &sandbox, &mock);
+    let gemini = run_query(as_query(&list, "listModels", &[]));
+    assert_eq!(gemini.code, Some(0), "{gemini:?}");
+    let ids = model_ids(&gemini.json, "gemini");
+    assert_eq!(ids[0], "auto", "{gemini:?}");
+    assert!(
+        ids.len() > 1
+            && ids
+                .iter()
+                .all(|id| id == "auto" || id.starts_with("gemini-")),
+        "{ids:?}"
+    );
+    assert_eq!(gemini.json["defaultModel"], "auto");
+    let again = run_query(list);
+    assert_eq!(again.json["cached"], true, "{again:?}");
+    assert_eq!(again.json["models"], gemini.json["models"]);
+
+    // Qwen Code offers the model its OpenAI-compatible provider is configured with.
+    let qwen = run_query(acp_list(Provider::Qwen, &sandbox, &mock));
+    let ids = model_ids(&qwen.json, "qwen");
+    let configured = ids
+        .iter()
+        .find(|id| id.contains("mock-qwen-model"))
+        .unwrap_or_else(|| panic!("{qwen:?}"));
+    assert_eq!(qwen.json["defaultModel"], configured.as_str(), "{qwen:?}");
+
+    // Copilot with a BYOK provider offers no selection: it says so, naming its one model.
+    let copilot = run_query(acp_list(Provider::Copilot, &sandbox, &mock));
+    assert_eq!(copilot.code, Some(0), "in-band: {copilot:?}");
+    let error = error_of(&copilot);
+    assert!(
+        error.contains("offers no model selection") && error.contains("gpt-4.1"),
+        "{copilot:?}"
+    );
+    // Listing prompts no model.
+    assert!(
+        mock.model_requests().is_empty(),
+        "{:?}",
+        mock.model_requests()
     );
 }

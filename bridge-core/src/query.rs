@@ -22,7 +22,7 @@
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -468,7 +468,7 @@ pub async fn run_cli(
 
 /// The reply of `listModels`:
 /// `{"success":true,"provider":…,"defaultModel":…,"models":[{"id","label","description"?}]}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelList {
     /// The provider key.
@@ -480,7 +480,7 @@ pub struct ModelList {
 }
 
 /// One model of a [`ModelList`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelInfo {
     /// What to pass as the request's `model`.
     pub id: String,
@@ -504,17 +504,42 @@ impl ModelInfo {
 }
 
 impl ModelList {
+    /// The list of `provider`.
+    pub fn new(
+        provider: impl Into<String>,
+        default_model: Option<String>,
+        models: Vec<ModelInfo>,
+    ) -> Self {
+        ModelList {
+            provider: provider.into(),
+            default_model,
+            models,
+        }
+    }
+
     /// The query reply.
     pub fn reply(&self) -> QueryReply {
+        self.body(false)
+    }
+
+    /// The query reply of a list taken from a cache: the same, with `"cached":true`.
+    pub fn cached_reply(&self) -> QueryReply {
+        self.body(true)
+    }
+
+    fn body(&self, cached: bool) -> QueryReply {
         #[derive(Serialize)]
         struct Body<'a> {
             success: bool,
             #[serde(flatten)]
             list: &'a ModelList,
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            cached: bool,
         }
         QueryReply::serialized(&Body {
             success: true,
             list: self,
+            cached,
         })
         .expect("a model list serializes")
     }

@@ -43,13 +43,36 @@ pub fn models_of(response: &Value) -> Result<ModelList, String> {
     })
 }
 
+/// What Claude Code's model list depends on besides its binary: its settings and credentials.
+const SOURCE_ENV: &[&str] = &[
+    "CLAUDE_CONFIG_DIR",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+];
+
 fn list_models(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
     Box::pin(async move {
-        let initialize = json!({"subtype": "initialize", "hooks": null});
-        let target = crate::control::Target::default();
-        let (answer, notes) = crate::control::ask(&target, &initialize, request.deadline).await?;
-        let list = models_of(&answer).map_err(QueryError::Failed)?;
-        Ok(list.reply().with_notes(notes))
+        let env = sdk_probe::ProbeEnv::from_process();
+        let located = crate::resolve_cli().map_err(QueryError::Failed)?;
+        let source = sdk_probe::ModelSource {
+            binary: located.resolved.path,
+            files: crate::history::config_dir(&env)
+                .map(|dir| vec![dir.join("settings.json"), dir.join(".credentials.json")])
+                .unwrap_or_default(),
+            env: SOURCE_ENV.to_vec(),
+        };
+        let listing = async {
+            let initialize = json!({"subtype": "initialize", "hooks": null});
+            let target = crate::control::Target::default();
+            let (answer, notes) =
+                crate::control::ask(&target, &initialize, request.deadline).await?;
+            let list = models_of(&answer).map_err(QueryError::Failed)?;
+            Ok((list, notes))
+        };
+        sdk_probe::list_models_cached(&env, crate::ID, &source, listing).await
     })
 }
 
