@@ -191,6 +191,22 @@ fn a_provider_that_cannot_list_models_says_so_and_unknown_commands_list_the_know
         run.json,
         json!({"success": false, "error": "grok-cli cannot list its models"})
     );
+    // Usage the CLI cannot tell is said so, in-band, never made up.
+    for (query, what) in [
+        ("getContextUsage", "tell how full its context window is"),
+        ("getUsage", "tell what a conversation has spent"),
+    ] {
+        let mut cmd = bridge();
+        cmd.env_clear()
+            .env("HOME", sandbox.home())
+            .args(["codex", query]);
+        let run = run_query_with(cmd, &json!({"sessionId": "t-1"}));
+        assert_eq!(run.code, Some(0), "{run:?}");
+        assert_eq!(
+            run.json,
+            json!({"success": false, "error": format!("codex cannot {what}")})
+        );
+    }
 
     let mut cmd = bridge();
     cmd.env_clear()
@@ -478,6 +494,36 @@ fn claude_rewind_files_restores_what_a_turn_wrote_through_the_cli_checkpoints() 
                "sessionId": session, "targetMessageId": second})
     );
     assert!(!written.exists(), "the file the turn wrote is still there");
+
+    // The plugin may name another entry of that turn (here its tool result): the rewind is
+    // the checkpoint of the turn's prompt.
+    std::fs::write(&written, "made again by hand\n").unwrap();
+    let tool_result = {
+        let cwd = cwd.to_str().unwrap();
+        let history = run_query(as_query(&send, "getSession", &[&session, cwd]));
+        history.json["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["message"]["content"][0]["type"] == "tool_result")
+            .and_then(|m| m["uuid"].as_str())
+            .expect("the write's tool result entry")
+            .to_string()
+    };
+    let via = run_query_with(
+        as_query(&send, "rewindFiles", &[]),
+        &json!({"sessionId": session, "userMessageId": tool_result, "cwd": cwd}),
+    );
+    assert_eq!(via.json["success"], true, "{via:?}");
+    assert_eq!(via.json["targetMessageId"], second.as_str(), "{via:?}");
+    assert!(
+        via.stderr.contains("has no checkpoint of its own"),
+        "{via:?}"
+    );
+    assert!(
+        !written.exists(),
+        "the rewind through the turn's prompt kept the file"
+    );
     // The rewind itself asks no model.
     let before = mock.model_requests().len();
 

@@ -26,13 +26,13 @@ const REQUEST_ID: &str = "bridge-query";
 /// `getContextUsage`, `getUsage` and `rewindFiles`.
 pub const QUERIES: [Query; 3] = [
     Query::new(
-        "getContextUsage",
+        bridge_core::query::CONTEXT_USAGE,
         Input::StdinJson,
         "how full a conversation's context window is ({sessionId?, cwd?, model?} on stdin)",
         get_context_usage,
     ),
     Query::new(
-        "getUsage",
+        bridge_core::query::USAGE,
         Input::StdinJson,
         "what a warm conversation has spent (daemon sessions only)",
         get_usage,
@@ -214,18 +214,57 @@ fn get_usage(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, Que
     })
 }
 
+/// What Claude Code says when the message has no checkpoint of its own.
+const NO_CHECKPOINT: &str = "No file checkpoint found";
+
+/// The prompt of `message_id`'s turn that has a checkpoint, read from the session file, when
+/// it is another entry than `message_id` itself.
+async fn checkpointed_prompt(target: &Target, message_id: &str) -> Option<String> {
+    let env = sdk_probe::ProbeEnv::from_process();
+    let dir = crate::history::config_dir(&env)?;
+    let cwd = std::fs::canonicalize(target.cwd.as_ref()?).ok()?;
+    let file = crate::history::session_file(&dir, cwd.to_str()?, target.session_id.as_ref()?);
+    let wanted = message_id.to_string();
+    let found = tokio::task::spawn_blocking(move || {
+        let reader = std::io::BufReader::new(std::fs::File::open(file).ok()?);
+        crate::history::checkpointed_prompt(reader, &wanted).ok()?
+    })
+    .await
+    .ok()??;
+    (found != message_id).then_some(found)
+}
+
 fn rewind_files(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
     Box::pin(async move {
         let mut target = Target::of(&request, true)?;
-        let message_id = required(&request, "userMessageId")?;
+        let asked = required(&request, "userMessageId")?;
         if target.cwd.is_none() {
             return Err(QueryError::Invalid(
                 "cwd is required (the project the session belongs to)".into(),
             ));
         }
         target.env.push((FILE_CHECKPOINTING_ENV, "true"));
-        let control = json!({"subtype": "rewind_files", "user_message_id": message_id});
-        let (answer, notes) = ask(&target, &control, request.deadline).await?;
+        let rewind = |id: &str| json!({"subtype": "rewind_files", "user_message_id": id});
+        let started = std::time::Instant::now();
+        let mut message_id = asked.clone();
+        let mut notes = Vec::new();
+        let (answer, warnings) = match ask(&target, &rewind(&asked), request.deadline).await {
+            // The plugin may name another entry of the turn (an answer, a tool result): the
+            // checkpoint is its prompt's.
+            Err(QueryError::Failed(why)) if why.contains(NO_CHECKPOINT) => {
+                let Some(prompt) = checkpointed_prompt(&target, &asked).await else {
+                    return Err(QueryError::Failed(why));
+                };
+                notes.push(format!(
+                    "message {asked} has no checkpoint of its own; rewinding to the prompt of its turn, {prompt}"
+                ));
+                let left = request.deadline.saturating_sub(started.elapsed());
+                message_id = prompt;
+                ask(&target, &rewind(&message_id), left).await?
+            }
+            other => other?,
+        };
+        notes.extend(warnings);
         if answer["canRewind"] == false {
             let why = answer["error"]
                 .as_str()
@@ -292,6 +331,7 @@ mod tests {
     fn request(stdin: Value) -> QueryRequest {
         QueryRequest {
             provider: crate::ID,
+            query: "test",
             args: Vec::new(),
             stdin: stdin.as_object().cloned(),
             deadline: std::time::Duration::from_secs(1),
