@@ -137,8 +137,8 @@ impl Inquiry {
     /// The plugin's command for it (`getContextUsage`, `getUsage`).
     pub fn command(self) -> &'static str {
         match self {
-            Inquiry::ContextUsage => "getContextUsage",
-            Inquiry::Usage => "getUsage",
+            Inquiry::ContextUsage => crate::query::CONTEXT_USAGE,
+            Inquiry::Usage => crate::query::USAGE,
         }
     }
 
