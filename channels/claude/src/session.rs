@@ -34,6 +34,10 @@ use crate::{ClaudeNormalizer, ID, INTERRUPT_REQUEST, approvals, build_command, u
 /// How long the CLI gets to confirm a control request between turns.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long it gets to answer an inquiry (`get_context_usage` counts the conversation's tokens
+/// with the model API; the plugin waits 180 s for the answer).
+const INQUIRY_TIMEOUT: Duration = Duration::from_secs(90);
+
 /// What the running process was launched or switched to.
 #[derive(Debug, Clone, PartialEq)]
 struct Running {
@@ -142,6 +146,16 @@ impl Engine for ControlReply {
 impl ClaudeConversation {
     /// Sends one control request to the running process and waits for its answer.
     async fn control(&mut self, ctx: &TurnContext, request: Value) -> Result<Value, String> {
+        self.control_within(ctx, request, CONTROL_TIMEOUT).await
+    }
+
+    /// [`ClaudeConversation::control`] with its own deadline.
+    async fn control_within(
+        &mut self,
+        ctx: &TurnContext,
+        request: Value,
+        timeout: Duration,
+    ) -> Result<Value, String> {
         let Some(process) = self.process.as_mut() else {
             return Err("the CLI is not running".into());
         };
@@ -153,12 +167,7 @@ impl ClaudeConversation {
             outcome: None,
         };
         let sent = process
-            .step(
-                &mut reply,
-                ctx,
-                format!("{line}\n").into_bytes(),
-                CONTROL_TIMEOUT,
-            )
+            .step(&mut reply, ctx, format!("{line}\n").into_bytes(), timeout)
             .await;
         match (sent, reply.outcome) {
             (Ok(()), Some(outcome)) => outcome,
@@ -389,7 +398,7 @@ impl Conversation for ClaudeConversation {
                 Inquiry::ContextUsage => "get_context_usage",
                 Inquiry::Usage => "get_usage",
             };
-            self.control(ctx, json!({"subtype": subtype}))
+            self.control_within(ctx, json!({"subtype": subtype}), INQUIRY_TIMEOUT)
                 .await
                 .map_err(|why| InquiryError::Failed(format!("{subtype}: {why}")))
         })
