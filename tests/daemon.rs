@@ -794,3 +794,62 @@ fn codex_turns_share_one_app_server_and_approvals_reach_the_plugin() {
     assert_eq!(code, Some(0));
     assert!(gone(pid[0]), "the app-server's group is gone after EOF");
 }
+
+#[test]
+fn context_usage_and_usage_come_from_the_warm_session_and_per_process_otherwise() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut daemon = Daemon::start(claude_daemon(&sandbox, &mock, &[]));
+    let turn = daemon.call(
+        "claude.send",
+        send_params(&sandbox, "MOCK:text first turn", json!({})),
+    );
+    assert_eq!(turn.done["success"], true, "{turn:?}");
+    let session = turn.result()["sessionId"].as_str().unwrap().to_string();
+    let warm = children_of(daemon.child.id());
+    assert_eq!(warm.len(), 1, "{warm:?}");
+
+    // As ClaudeSDKBridge asks: `{sessionId, cwd, model}`; one line `{"success":true,"data":…}`.
+    let params = json!({"sessionId": session, "cwd": sandbox.work(), "model": ""});
+    let context = daemon.call("claude.getContextUsage", params.clone());
+    assert_eq!(context.done["success"], true, "{context:?}");
+    assert_eq!(context.lines.len(), 1, "{context:?}");
+    let data = &context.result()["data"];
+    assert_eq!(context.result()["success"], true);
+    let (used, max) = (
+        data["totalTokens"].as_u64().unwrap(),
+        data["maxTokens"].as_u64().unwrap(),
+    );
+    assert!(used > 0 && max >= 100_000 && used < max, "{data}");
+    assert!(data["categories"].as_array().is_some_and(|c| !c.is_empty()));
+    // What the warm process spent: only it can tell (per process this is an error).
+    let usage = daemon.call("claude.getUsage", params);
+    assert_eq!(usage.done["success"], true, "{usage:?}");
+    let spent = usage.result()["data"]["session"]["total_cost_usd"].as_f64();
+    assert!(spent.is_some_and(|c| c > 0.0), "{usage:?}");
+    assert_eq!(
+        children_of(daemon.child.id()),
+        warm,
+        "asked the warm CLI, started nothing"
+    );
+
+    // No warm session: the per-process command (a fresh CLI for the cwd, or a refusal).
+    let fresh = daemon.call("claude.getContextUsage", json!({"cwd": sandbox.work()}));
+    assert_eq!(fresh.done["success"], true, "{fresh:?}");
+    assert!(
+        fresh.result()["data"]["maxTokens"].as_u64().is_some(),
+        "{fresh:?}"
+    );
+    let cold = daemon.call(
+        "claude.getUsage",
+        json!({"sessionId": "6f1c0f4e-0000-4000-8000-000000000000"}),
+    );
+    assert_eq!(cold.done["success"], false, "{cold:?}");
+    assert!(
+        cold.result()["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("warm daemon session")),
+        "{cold:?}"
+    );
+    daemon.finish();
+}

@@ -172,6 +172,10 @@ fn claude_lists_the_models_of_its_initialize_reply() {
     );
     // Listing asks no model anything.
     assert!(mock.model_requests().is_empty());
+    // The second listing comes from the cache (same binary, settings and credentials).
+    let again = run_query(as_query(&send, "listModels", &[]));
+    assert_eq!(again.json["cached"], true, "{again:?}");
+    assert_eq!(again.json["models"], run.json["models"]);
 }
 
 #[test]
@@ -181,12 +185,28 @@ fn a_provider_that_cannot_list_models_says_so_and_unknown_commands_list_the_know
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", sandbox.home())
-        .args(["gemini", "listModels"]);
+        .args(["grok-cli", "listModels"]);
     let run = run_query(cmd);
     assert_eq!(
         run.json,
-        json!({"success": false, "error": "gemini cannot list its models"})
+        json!({"success": false, "error": "grok-cli cannot list its models"})
     );
+    // Usage the CLI cannot tell is said so, in-band, never made up.
+    for (query, what) in [
+        ("getContextUsage", "tell how full its context window is"),
+        ("getUsage", "tell what a conversation has spent"),
+    ] {
+        let mut cmd = bridge();
+        cmd.env_clear()
+            .env("HOME", sandbox.home())
+            .args(["codex", query]);
+        let run = run_query_with(cmd, &json!({"sessionId": "t-1"}));
+        assert_eq!(run.code, Some(0), "{run:?}");
+        assert_eq!(
+            run.json,
+            json!({"success": false, "error": format!("codex cannot {what}")})
+        );
+    }
 
     let mut cmd = bridge();
     cmd.env_clear()
@@ -200,7 +220,7 @@ fn a_provider_that_cannot_list_models_says_so_and_unknown_commands_list_the_know
     );
     assert!(
         run.stderr.contains(
-            "[COMMAND_ERROR] unknown command; claude accepts: send, sendWithAttachments, session, getSession <sessionId> <cwd>, getLatestUserMessage <sessionId> <cwd>, listModels"
+            "[COMMAND_ERROR] unknown command; claude accepts: send, sendWithAttachments, session, getSession <sessionId> <cwd>, getLatestUserMessage <sessionId> <cwd>, listModels, getContextUsage < JSON, getUsage < JSON, rewindFiles < JSON"
         ),
         "{}",
         run.stderr
@@ -397,4 +417,331 @@ fn codex_lists_its_config_and_catalog_and_codex_runs_with_them() {
     std::fs::write(codex_home.join("config.toml"), "model = ").unwrap();
     let run = run_query(as_query(&send, "listModels", &[]));
     assert_eq!(run.json["success"], false, "{run:?}");
+}
+
+/// The uuid of the first user entry of a Claude session file whose text is `prompt`.
+fn user_message_id(sandbox: &Sandbox, session: &str, prompt: &str) -> String {
+    let cwd = std::fs::canonicalize(sandbox.work()).unwrap();
+    let cwd = cwd.to_str().unwrap();
+    let send = claude_command(sandbox, "http://127.0.0.1:9", &[]);
+    let history = run_query(as_query(&send, "getSession", &[session, cwd]));
+    history.json["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["type"] == "user" && entry_text(m) == prompt)
+        .and_then(|m| m["uuid"].as_str())
+        .unwrap_or_else(|| panic!("no user entry {prompt:?}: {history:?}"))
+        .to_string()
+}
+
+#[test]
+fn claude_rewind_files_restores_what_a_turn_wrote_through_the_cli_checkpoints() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = claude_command(&sandbox, &mock.url(), &[]);
+    let written = sandbox.work().join("mock-written.txt");
+    // Turn 1 writes nothing, turn 2 makes Claude write a file, turn 3 only talks.
+    let prompts = [
+        "MOCK:text nothing yet",
+        "MOCK:write make the file",
+        "MOCK:text after the write",
+    ];
+    let lines: String = prompts
+        .iter()
+        .map(|p| {
+            format!(
+                "{}\n",
+                json!({"message": p, "permissionMode": "bypassPermissions"})
+            )
+        })
+        .collect();
+    let out = run_with_stdin(as_session_in(&send, "jsonl"), &lines);
+    let events = jsonl_events(&String::from_utf8_lossy(&out.stdout));
+    let ends = of_type(&events, "turn_end");
+    assert!(
+        ends.len() == 3 && ends.iter().all(|e| e["success"] == true),
+        "{events:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&written).unwrap(),
+        "written by mock\n"
+    );
+    let session = ends[0]["session_id"].as_str().unwrap().to_string();
+    let cwd = std::fs::canonicalize(sandbox.work()).unwrap();
+
+    // Rewinding to the third prompt keeps the file (it was written before it) ...
+    let third = user_message_id(&sandbox, &session, prompts[2]);
+    let keep = run_query_with(
+        as_query(&send, "rewindFiles", &[]),
+        &json!({"sessionId": session, "userMessageId": third, "cwd": cwd}),
+    );
+    assert_eq!(keep.json["success"], true, "{keep:?}");
+    assert!(
+        written.exists(),
+        "rewinding to after the write removed the file"
+    );
+    // ... rewinding to the write's prompt restores the project as it was: no file.
+    let second = user_message_id(&sandbox, &session, prompts[1]);
+    let rewind = run_query_with(
+        as_query(&send, "rewindFiles", &[]),
+        &json!({"sessionId": session, "userMessageId": second, "cwd": cwd}),
+    );
+    assert_eq!(rewind.code, Some(0), "{rewind:?}");
+    assert_eq!(
+        rewind.json,
+        json!({"success": true, "message": "Files restored successfully",
+               "sessionId": session, "targetMessageId": second})
+    );
+    assert!(!written.exists(), "the file the turn wrote is still there");
+
+    // The plugin may name another entry of that turn (here its tool result): the rewind is
+    // the checkpoint of the turn's prompt.
+    std::fs::write(&written, "made again by hand\n").unwrap();
+    let tool_result = {
+        let cwd = cwd.to_str().unwrap();
+        let history = run_query(as_query(&send, "getSession", &[&session, cwd]));
+        history.json["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["message"]["content"][0]["type"] == "tool_result")
+            .and_then(|m| m["uuid"].as_str())
+            .expect("the write's tool result entry")
+            .to_string()
+    };
+    let via = run_query_with(
+        as_query(&send, "rewindFiles", &[]),
+        &json!({"sessionId": session, "userMessageId": tool_result, "cwd": cwd}),
+    );
+    assert_eq!(via.json["success"], true, "{via:?}");
+    assert_eq!(via.json["targetMessageId"], second.as_str(), "{via:?}");
+    assert!(
+        via.stderr.contains("has no checkpoint of its own"),
+        "{via:?}"
+    );
+    assert!(
+        !written.exists(),
+        "the rewind through the turn's prompt kept the file"
+    );
+    // The rewind itself asks no model.
+    let before = mock.model_requests().len();
+
+    // A message without a checkpoint, an unknown session, bad input: clear errors.
+    let none = run_query_with(
+        as_query(&send, "rewindFiles", &[]),
+        &json!({"sessionId": session, "userMessageId": "no-such-message", "cwd": cwd}),
+    );
+    assert_eq!(none.json["success"], false, "{none:?}");
+    assert!(
+        error_of(&none).contains("No file checkpoint found"),
+        "{none:?}"
+    );
+    assert!(none.stderr.contains("[REWIND_ERROR]"), "{none:?}");
+    let unknown = run_query_with(
+        as_query(&send, "rewindFiles", &[]),
+        &json!({"sessionId": "6f1c0f4e-0000-4000-8000-000000000000", "userMessageId": second, "cwd": cwd}),
+    );
+    assert_eq!(unknown.json["success"], false, "{unknown:?}");
+    assert!(
+        error_of(&unknown).contains("No conversation found"),
+        "{unknown:?}"
+    );
+    for (stdin, expected) in [
+        (
+            json!({"sessionId": "../x", "userMessageId": second, "cwd": cwd}),
+            "invalid characters",
+        ),
+        (
+            json!({"sessionId": session, "cwd": cwd}),
+            "userMessageId is required",
+        ),
+        (
+            json!({"sessionId": session, "userMessageId": second}),
+            "cwd is required",
+        ),
+        (
+            json!({"sessionId": session, "userMessageId": second, "cwd": "/no/such/dir"}),
+            "not a directory",
+        ),
+    ] {
+        let bad = run_query_with(as_query(&send, "rewindFiles", &[]), &stdin);
+        assert_eq!(bad.code, Some(0), "in-band: {bad:?}");
+        assert!(error_of(&bad).contains(expected), "{expected}: {bad:?}");
+    }
+    let garbage = query_of_text(as_query(&send, "rewindFiles", &[]), "{not json");
+    assert!(
+        garbage["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("stdin is not valid JSON")
+    );
+    assert_eq!(
+        mock.model_requests().len(),
+        before,
+        "the errors asked a model"
+    );
+}
+
+/// The error of a failed query's reply (after checking it failed).
+fn error_of(run: &QueryRun) -> &str {
+    assert_eq!(run.json["success"], false, "{run:?}");
+    run.json["error"].as_str().expect("an error")
+}
+
+/// The reply of a query whose stdin is `text` (not JSON).
+fn query_of_text(cmd: std::process::Command, text: &str) -> Value {
+    let out = run_with_stdin(cmd, text);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+}
+
+#[test]
+fn claude_context_usage_per_process_resumes_the_session_and_get_usage_says_why_not() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = claude_command(&sandbox, &mock.url(), &[]);
+    let turn = one_turn(
+        claude_command(&sandbox, &mock.url(), &["--format", "jsonl"]),
+        json!({"message": "MOCK:text count me"}),
+    );
+    let session = turn["session_id"].as_str().unwrap().to_string();
+    let cwd = std::fs::canonicalize(sandbox.work()).unwrap();
+    let run = run_query_with(
+        as_query(&send, "getContextUsage", &[]),
+        &json!({"sessionId": session, "cwd": cwd}),
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.json["success"], true, "{run:?}");
+    let data = &run.json["data"];
+    // The mock's turn reported 100 input tokens: what the resumed conversation holds.
+    assert_eq!(data["totalTokens"], 100, "{data}");
+    assert!(
+        data["maxTokens"].as_u64().is_some_and(|m| m >= 100_000),
+        "{data}"
+    );
+    assert!(
+        data["categories"].as_array().is_some_and(|c| !c.is_empty()),
+        "{data}"
+    );
+
+    let usage = run_query_with(
+        as_query(&send, "getUsage", &[]),
+        &json!({"sessionId": session, "cwd": cwd}),
+    );
+    assert!(
+        error_of(&usage).contains("warm daemon session"),
+        "{usage:?}"
+    );
+    let bad = run_query_with(
+        as_query(&send, "getContextUsage", &[]),
+        &json!({"sessionId": "../x"}),
+    );
+    assert!(error_of(&bad).contains("invalid characters"), "{bad:?}");
+    let missing = run_query_with(
+        as_query(&send, "getContextUsage", &[]),
+        &json!({"sessionId": session, "cwd": "/no/such/dir"}),
+    );
+    assert!(
+        error_of(&missing).contains("not a directory"),
+        "{missing:?}"
+    );
+}
+
+#[test]
+fn omp_lists_the_models_of_its_config_once_and_then_from_the_cache() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = omp_command(&sandbox, &[]);
+    write_omp_models(&sandbox, &mock.api_base());
+    let started = std::time::Instant::now();
+    let run = run_query(as_query(&send, "listModels", &[]));
+    let first_took = started.elapsed();
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let ids = model_ids(&run.json, "omp");
+    assert_eq!(ids, [format!("mock/{PI_MOCK_MODEL}")], "{run:?}");
+    assert_eq!(run.json["models"][0]["label"], "Mock Model");
+    assert!(run.json.get("cached").is_none(), "{run:?}");
+
+    // The second listing is the cache's, without starting omp.
+    let started = std::time::Instant::now();
+    let again = run_query(as_query(&send, "listModels", &[]));
+    let second_took = started.elapsed();
+    assert_eq!(again.json["cached"], true, "{again:?}");
+    assert_eq!(again.json["models"], run.json["models"]);
+    assert!(
+        second_took < first_took,
+        "{second_took:?} vs {first_took:?}"
+    );
+
+    // A changed model config is listed afresh, and a listed model runs.
+    let config = sandbox.home().join(".omp/agent/models.yml");
+    let yaml = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, yaml.replace("name: Mock Model", "name: Renamed")).unwrap();
+    let renamed = run_query(as_query(&send, "listModels", &[]));
+    assert!(renamed.json.get("cached").is_none(), "{renamed:?}");
+    assert_eq!(renamed.json["models"][0]["label"], "Renamed");
+    let end = one_turn(
+        omp_command(&sandbox, &["--format", "jsonl", "--model", &ids[0]]),
+        json!({"message": "MOCK:text hi"}),
+    );
+    assert_eq!(end["success"], true, "{end}");
+}
+
+/// `bridge <provider> listModels` with the environment of the harness's ACP sends.
+fn acp_list(
+    provider: common::acp::Provider,
+    sandbox: &Sandbox,
+    mock: &Mock,
+) -> std::process::Command {
+    let send = common::acp::acp_command(provider, sandbox, &mock.url(), &[]);
+    as_query(&send, "listModels", &[])
+}
+
+#[test]
+fn gemini_and_qwen_list_the_models_of_their_acp_session_and_copilot_says_why_not() {
+    use common::acp::Provider;
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    // Gemini CLI 0.61.0's own picker: `auto` (its default) and the models behind it.
+    let list = acp_list(Provider::Gemini, &sandbox, &mock);
+    let gemini = run_query(as_query(&list, "listModels", &[]));
+    assert_eq!(gemini.code, Some(0), "{gemini:?}");
+    let ids = model_ids(&gemini.json, "gemini");
+    assert_eq!(ids[0], "auto", "{gemini:?}");
+    assert!(
+        ids.len() > 1
+            && ids
+                .iter()
+                .all(|id| id == "auto" || id.starts_with("gemini-")),
+        "{ids:?}"
+    );
+    assert_eq!(gemini.json["defaultModel"], "auto");
+    let again = run_query(list);
+    assert_eq!(again.json["cached"], true, "{again:?}");
+    assert_eq!(again.json["models"], gemini.json["models"]);
+
+    // Qwen Code offers the model its OpenAI-compatible provider is configured with.
+    let qwen = run_query(acp_list(Provider::Qwen, &sandbox, &mock));
+    let ids = model_ids(&qwen.json, "qwen");
+    let configured = ids
+        .iter()
+        .find(|id| id.contains("mock-qwen-model"))
+        .unwrap_or_else(|| panic!("{qwen:?}"));
+    assert_eq!(qwen.json["defaultModel"], configured.as_str(), "{qwen:?}");
+
+    // Copilot with a BYOK provider offers no selection: it says so, naming its one model.
+    let copilot = run_query(acp_list(Provider::Copilot, &sandbox, &mock));
+    assert_eq!(copilot.code, Some(0), "in-band: {copilot:?}");
+    let error = error_of(&copilot);
+    assert!(
+        error.contains("offers no model selection") && error.contains("gpt-4.1"),
+        "{copilot:?}"
+    );
+    // Listing prompts no model.
+    assert!(
+        mock.model_requests().is_empty(),
+        "{:?}",
+        mock.model_requests()
+    );
 }

@@ -107,6 +107,61 @@ pub trait Conversation: Send {
     fn pid(&self) -> Option<u32> {
         None
     }
+
+    /// Asks the warm CLI `inquiry` between turns (Claude Code's `get_context_usage`): its
+    /// answer as the CLI gave it. A conversation whose CLI cannot tell answers
+    /// [`InquiryError::Unsupported`] (the default); one with no process running
+    /// [`InquiryError::NotRunning`]. `ctx` carries the deadlines; no turn runs.
+    ///
+    /// Cancel safety: like [`Conversation::turn`].
+    fn inquire<'a>(
+        &'a mut self,
+        inquiry: Inquiry,
+        ctx: &'a TurnContext,
+    ) -> BoxFuture<'a, Result<serde_json::Value, InquiryError>> {
+        let _ = (inquiry, ctx);
+        Box::pin(async { Err(InquiryError::Unsupported) })
+    }
+}
+
+/// What a warm conversation can be asked between turns ([`Conversation::inquire`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inquiry {
+    /// How full the context window is (the plugin's `getContextUsage`).
+    ContextUsage,
+    /// What the process has spent so far (the plugin's `getUsage`).
+    Usage,
+}
+
+impl Inquiry {
+    /// The plugin's command for it (`getContextUsage`, `getUsage`).
+    pub fn command(self) -> &'static str {
+        match self {
+            Inquiry::ContextUsage => crate::query::CONTEXT_USAGE,
+            Inquiry::Usage => crate::query::USAGE,
+        }
+    }
+
+    /// The inquiry of a plugin command, if it is one.
+    pub fn of_command(command: &str) -> Option<Inquiry> {
+        [Inquiry::ContextUsage, Inquiry::Usage]
+            .into_iter()
+            .find(|i| i.command() == command)
+    }
+}
+
+/// Why a conversation did not answer an [`Inquiry`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InquiryError {
+    /// The CLI cannot tell.
+    #[error("this provider's conversations cannot tell")]
+    Unsupported,
+    /// No CLI process is running for the conversation (none started yet, or it exited).
+    #[error("no CLI process is running for this conversation")]
+    NotRunning,
+    /// The CLI was asked and failed or refused.
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// The conversation of a channel that runs one process per turn: each turn is the channel's
@@ -191,6 +246,10 @@ enum Job {
     },
     SetPermissionMode(String),
     SetModel(String),
+    Inquire {
+        inquiry: Inquiry,
+        done: tokio::sync::oneshot::Sender<Result<serde_json::Value, InquiryError>>,
+    },
     Prepare {
         request: Box<Request>,
         done: tokio::sync::oneshot::Sender<Result<(), ErrorInfo>>,
@@ -277,6 +336,21 @@ impl Session {
                         }
                         let _ = done.send(result);
                     }
+                    Job::Inquire { inquiry, done } => {
+                        let result = match state.conversation.as_mut() {
+                            None => Err(InquiryError::NotRunning),
+                            Some(conversation) => {
+                                let env = state.last.as_ref().map(|r| r.env.clone());
+                                let ctx = quiet_context(
+                                    &options,
+                                    state.recording.clone(),
+                                    env.unwrap_or_default(),
+                                );
+                                conversation.inquire(inquiry, &ctx).await
+                            }
+                        };
+                        let _ = done.send(result);
+                    }
                     Job::SetPermissionMode(mode) => state.permission_mode = Some(mode),
                     Job::SetModel(model) => state.model = Some(model),
                     Job::Close(done) => {
@@ -348,6 +422,18 @@ impl Session {
     /// The model of the next turns.
     pub fn set_model(&self, model: impl Into<String>) {
         let _ = self.jobs.send(Job::SetModel(model.into()));
+    }
+
+    /// Asks the conversation's warm CLI `inquiry` ([`Conversation::inquire`]), after the turns
+    /// asked for before.
+    ///
+    /// Cancel safety: dropping the future drops the answer, not the question.
+    pub async fn inquire(&self, inquiry: Inquiry) -> Result<serde_json::Value, InquiryError> {
+        let (done, answered) = tokio::sync::oneshot::channel();
+        if self.jobs.send(Job::Inquire { inquiry, done }).is_err() {
+            return Err(InquiryError::NotRunning);
+        }
+        answered.await.unwrap_or(Err(InquiryError::NotRunning))
     }
 
     /// Runs one turn of `request` (or reports why it is not valid) and returns its events,
@@ -493,8 +579,19 @@ async fn prepare(
     if state.session_id.is_none() && channel.resumes() {
         state.session_id.clone_from(&request.session_id);
     }
-    // Nobody reads the preparation's events: a channel that fills the buffer gets dropped
-    // warnings, not a stall.
+    let ctx = quiet_context(options, state.recording.clone(), request.env.clone());
+    conversation_of(channel, state, &request)
+        .prepare(&request, &ctx)
+        .await
+}
+
+/// The context of work outside a turn (a preparation, an inquiry): nobody reads its events,
+/// so a channel that fills the buffer gets dropped warnings, not a stall.
+fn quiet_context(
+    options: &SessionOptions,
+    record: Option<Arc<Recording>>,
+    env: Vec<(String, String)>,
+) -> TurnContext {
     let (events, mut drain) = mpsc::channel(64);
     tokio::spawn(async move { while drain.recv().await.is_some() {} });
     let mut ctx = TurnContext::new(events, CancellationToken::new(), options.limits);
@@ -502,11 +599,9 @@ async fn prepare(
         ctx.permissions = Arc::clone(broker);
     }
     ctx.abort = options.abort.clone();
-    ctx.record = state.recording.clone();
-    ctx.env = request.env.clone().into();
-    conversation_of(channel, state, &request)
-        .prepare(&request, &ctx)
-        .await
+    ctx.record = record;
+    ctx.env = env.into();
+    ctx
 }
 
 async fn run_turn(

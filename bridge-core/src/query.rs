@@ -22,7 +22,7 @@
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -132,6 +132,8 @@ impl std::fmt::Debug for Query {
 pub struct QueryRequest {
     /// The provider key it runs for (`claude`).
     pub provider: &'static str,
+    /// The query's name (`getSession`).
+    pub query: &'static str,
     /// The positional arguments, checked against [`Input::Args`].
     pub args: Vec<String>,
     /// The JSON object on stdin ([`Input::StdinJson`]), if one came.
@@ -228,24 +230,51 @@ pub struct Outcome {
     pub exit_code: u8,
 }
 
-/// The query `name` of `channel`: one it declares, or, for [`LIST_MODELS`], the answer that
-/// it cannot list its models.
+/// The query `name` of `channel`: one it declares, or, for [`LIST_MODELS`] and the usage
+/// queries ([`CONTEXT_USAGE`], [`USAGE`]), the answer that it cannot tell.
 pub fn find(channel: &dyn Channel, name: &str) -> Option<Query> {
     if let Some(query) = channel.queries().iter().find(|q| q.name == name) {
         return Some(*query);
     }
-    (name == LIST_MODELS).then_some(CANNOT_LIST_MODELS)
+    [CANNOT_LIST_MODELS, CANNOT_CONTEXT_USAGE, CANNOT_USAGE]
+        .into_iter()
+        .find(|q| q.name == name)
 }
 
+/// The name of the context-window query.
+pub const CONTEXT_USAGE: &str = "getContextUsage";
+
+/// The name of the spending query.
+pub const USAGE: &str = "getUsage";
+
 const CANNOT_LIST_MODELS: Query =
-    Query::list_models("list the models (this provider cannot)", |request| {
-        Box::pin(async move {
-            Err(QueryError::Unsupported {
-                provider: request.provider.to_string(),
-                what: "list its models",
-            })
-        })
-    });
+    Query::list_models("list the models (this provider cannot)", cannot_tell);
+
+const CANNOT_CONTEXT_USAGE: Query = Query::new(
+    CONTEXT_USAGE,
+    Input::StdinJson,
+    "how full the context window is (this provider cannot tell)",
+    cannot_tell,
+);
+
+const CANNOT_USAGE: Query = Query::new(
+    USAGE,
+    Input::StdinJson,
+    "what a conversation has spent (this provider cannot tell)",
+    cannot_tell,
+);
+
+/// The answer of a provider that cannot answer the query it was asked.
+fn cannot_tell(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
+    let what = match request.query {
+        LIST_MODELS => "list its models",
+        CONTEXT_USAGE => "tell how full its context window is",
+        USAGE => "tell what a conversation has spent",
+        _ => "answer this",
+    };
+    let provider = request.provider.to_string();
+    Box::pin(async move { Err(QueryError::Unsupported { provider, what }) })
+}
 
 /// Every command `channel` accepts, for listings: its sends, `session`, then its queries with
 /// their arguments (`getSession <sessionId> <cwd>`) and `listModels`.
@@ -257,6 +286,55 @@ pub fn command_list(channel: &dyn Channel) -> Vec<String> {
         commands.push(LIST_MODELS.into());
     }
     commands
+}
+
+#[cfg(test)]
+mod fallback_tests {
+    use super::*;
+
+    struct Bare;
+    impl Channel for Bare {
+        fn id(&self) -> &'static str {
+            "bare"
+        }
+        fn display_name(&self) -> &'static str {
+            "Bare"
+        }
+        fn send(
+            &self,
+            _request: crate::Request,
+            _ctx: crate::turn::TurnContext,
+        ) -> BoxFuture<'static, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    #[tokio::test]
+    async fn a_provider_that_cannot_tell_its_usage_says_so() {
+        for (name, error) in [
+            (
+                CONTEXT_USAGE,
+                "bare cannot tell how full its context window is",
+            ),
+            (USAGE, "bare cannot tell what a conversation has spent"),
+        ] {
+            let query = find(&Bare, name).unwrap();
+            let outcome = run(
+                &query,
+                "bare",
+                Vec::new(),
+                Some(&b"{}"[..]),
+                Duration::from_secs(1),
+            )
+            .await;
+            assert_eq!(outcome.exit_code, 0);
+            assert_eq!(
+                serde_json::from_str::<Value>(&outcome.stdout).unwrap(),
+                serde_json::json!({"success": false, "error": error})
+            );
+        }
+        assert!(find(&Bare, "getHistory").is_none());
+    }
 }
 
 /// Runs `query` for `provider` with the positional `args` and, for a query that reads stdin,
@@ -277,6 +355,7 @@ pub async fn run<R: AsyncRead + Unpin>(
         };
         let request = QueryRequest {
             provider,
+            query: query.name,
             args,
             stdin,
             deadline,
@@ -468,7 +547,7 @@ pub async fn run_cli(
 
 /// The reply of `listModels`:
 /// `{"success":true,"provider":…,"defaultModel":…,"models":[{"id","label","description"?}]}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelList {
     /// The provider key.
@@ -480,7 +559,7 @@ pub struct ModelList {
 }
 
 /// One model of a [`ModelList`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelInfo {
     /// What to pass as the request's `model`.
     pub id: String,
@@ -504,17 +583,42 @@ impl ModelInfo {
 }
 
 impl ModelList {
+    /// The list of `provider`.
+    pub fn new(
+        provider: impl Into<String>,
+        default_model: Option<String>,
+        models: Vec<ModelInfo>,
+    ) -> Self {
+        ModelList {
+            provider: provider.into(),
+            default_model,
+            models,
+        }
+    }
+
     /// The query reply.
     pub fn reply(&self) -> QueryReply {
+        self.body(false)
+    }
+
+    /// The query reply of a list taken from a cache: the same, with `"cached":true`.
+    pub fn cached_reply(&self) -> QueryReply {
+        self.body(true)
+    }
+
+    fn body(&self, cached: bool) -> QueryReply {
         #[derive(Serialize)]
         struct Body<'a> {
             success: bool,
             #[serde(flatten)]
             list: &'a ModelList,
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            cached: bool,
         }
         QueryReply::serialized(&Body {
             success: true,
             list: self,
+            cached,
         })
         .expect("a model list serializes")
     }

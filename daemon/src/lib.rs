@@ -13,6 +13,9 @@
 //!   interrupted").
 //! * `<provider>.preconnect` starts the CLI before the first message; `resetRuntime` closes
 //!   the sessions it names.
+//! * `<provider>.getContextUsage` / `getUsage` ask the warm session of their `sessionId`
+//!   (Claude Code's `get_context_usage` control request on its running process); without one
+//!   they run per process.
 //! * Every other method (`system.*`, `claude.getSession`, an unknown provider or command) runs
 //!   as the per-process command would, by running this same binary once
 //!   ([`PerProcess`]): the same output, the same error texts.
@@ -36,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use bridge_core::Router;
 use bridge_core::channel::Channel;
-use bridge_core::conversation::{Session, SessionOptions};
+use bridge_core::conversation::{Inquiry, InquiryError, Session, SessionOptions};
 use bridge_core::driver::{SendOptions, write_turn};
 use bridge_core::encode::Format;
 use bridge_core::event::Event;
@@ -450,7 +453,10 @@ impl Daemon {
                 self.reset(provider, &params).await;
                 Ok(())
             }
-            _ => self.per_process(id, provider, command, params).await,
+            _ => match self.inquire(id, provider, command, &params).await {
+                Some(answered) => answered,
+                None => self.per_process(id, provider, command, params).await,
+            },
         }
     }
 
@@ -683,6 +689,46 @@ impl Daemon {
             session.set_permission_mode(mode);
         }
         Ok(())
+    }
+
+    /// `getContextUsage` / `getUsage`, asked of the warm session of the request's `sessionId`
+    /// when there is one whose CLI runs: its answer as one line `{"success":true,"data":…}`
+    /// (what the plugin reads). `None` for every other request and when no warm CLI can answer:
+    /// the per-process command answers then.
+    async fn inquire(
+        &self,
+        id: &str,
+        provider: &str,
+        command: &str,
+        params: &Map<String, Value>,
+    ) -> Option<Result<(), String>> {
+        let inquiry = Inquiry::of_command(command)?;
+        let wanted = params
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())?;
+        let session = self
+            .registry
+            .find(|p, id| p == provider && id == Some(wanted))
+            .into_iter()
+            .next()?;
+        let answer = match session.inquire(inquiry).await {
+            Ok(data) => Ok(json!({"success": true, "data": data})),
+            Err(InquiryError::Failed(why)) => Err(why),
+            // No process to ask, or a CLI that cannot tell.
+            Err(InquiryError::NotRunning | InquiryError::Unsupported) => return None,
+        };
+        let line = match &answer {
+            Ok(reply) => reply.to_string(),
+            Err(why) => json!({"success": false, "error": why}).to_string(),
+        };
+        let redact = |text: &str| self.options.redactor.redact(text).into_owned();
+        let _ = self.out.send(&wire::OutputLine {
+            id,
+            line: &redact(&line),
+        });
+        Some(answer.map(|_| ()).map_err(|why| redact(&why)))
     }
 
     /// Runs `bridge <provider> <command>` once with the request on stdin, relaying its stdout

@@ -42,6 +42,7 @@
 mod cache;
 mod check;
 mod env;
+mod models;
 mod report;
 mod resolve;
 mod run;
@@ -54,6 +55,9 @@ pub use check::{
     untested_version_warning,
 };
 pub use env::{ProbeEnv, default_system_dirs, is_secret_name};
+pub use models::{
+    MODEL_CACHE_MAX_AGE, ModelSource, cached_models, list_models_cached, store_models,
+};
 pub use report::{
     AuthHint, AuthKind, DEFAULT_TIMEOUT, ProbeReport, Prober, Status, probe, probe_all,
 };

@@ -597,6 +597,16 @@ pub fn run_query(mut cmd: Command) -> QueryRun {
         .stdin(Stdio::null())
         .output()
         .expect("run a bridge query");
+    query_run(output)
+}
+
+/// [`run_query`] for a query that reads a JSON object on stdin (`rewindFiles`): `stdin` is
+/// written and closed, as the plugin does.
+pub fn run_query_with(cmd: Command, stdin: &Value) -> QueryRun {
+    query_run(run_with_stdin(cmd, &stdin.to_string()))
+}
+
+fn query_run(output: Output) -> QueryRun {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(

@@ -13,7 +13,7 @@
 //! The functions here are pure over a reader; [`QUERIES`] wraps them as query commands.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -260,6 +260,75 @@ fn parse_line(bytes: &[u8]) -> Result<Option<Box<RawValue>>, String> {
     serde_json::from_str::<Box<RawValue>>(text)
         .map(Some)
         .map_err(|e| format!("not JSON ({e})"))
+}
+
+/// The user prompt whose file checkpoint covers `message_id`: the entry itself or, following
+/// parent links, the prompt of its turn, when a `file-history-snapshot` entry was taken for
+/// it; `None` otherwise (the walk stops at the first prompt: an earlier turn's checkpoint would
+/// undo that turn too). Claude Code keeps one checkpoint per prompt, keyed by the prompt's
+/// uuid; the plugin may name another entry of the same turn (a tool result, an answer). The
+/// file is read line by line as [`active_chain`] reads it; unreadable lines are skipped.
+pub fn checkpointed_prompt<R: BufRead>(
+    mut reader: R,
+    message_id: &str,
+) -> io::Result<Option<String>> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Line {
+        #[serde(default, rename = "type")]
+        kind: Option<String>,
+        #[serde(default)]
+        uuid: Option<String>,
+        #[serde(default)]
+        parent_uuid: Option<String>,
+        #[serde(default)]
+        snapshot: Option<Snapshot>,
+        #[serde(default)]
+        message: Option<serde_json::Value>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Snapshot {
+        #[serde(default)]
+        message_id: Option<String>,
+    }
+    // uuid → (parent, is a prompt: a user entry that is not a tool result).
+    let mut entries: HashMap<String, (Option<String>, bool)> = HashMap::new();
+    let mut checkpointed: HashSet<String> = HashSet::new();
+    let mut buf = Vec::new();
+    while let Some(kept) = read_line_bounded(&mut reader, &mut buf, MAX_ENTRY_BYTES)? {
+        let Some(line) = kept
+            .then(|| serde_json::from_slice::<Line>(&buf).ok())
+            .flatten()
+        else {
+            continue;
+        };
+        if line.kind.as_deref() == Some("file-history-snapshot") {
+            checkpointed.extend(line.snapshot.and_then(|s| s.message_id));
+        } else if let Some(uuid) = line.uuid {
+            let content = line.message.as_ref().map(|m| &m["content"]);
+            let tool_result = content
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "tool_result"));
+            let prompt = line.kind.as_deref() == Some("user") && !tool_result;
+            entries.insert(uuid, (line.parent_uuid, prompt));
+        }
+    }
+    let mut at = Some(message_id.to_string());
+    for _ in 0..=entries.len() {
+        let Some(id) = at else { break };
+        if checkpointed.contains(&id) {
+            return Ok(Some(id));
+        }
+        let Some((parent, prompt)) = entries.get(&id) else {
+            break;
+        };
+        if *prompt {
+            break;
+        }
+        at = parent.clone();
+    }
+    Ok(None)
 }
 
 /// The active conversation of a session file: the chain of parent links back from the last
@@ -658,6 +727,34 @@ mod tests {
             texts(&chain(&lines).messages),
             ["before compaction", "after compaction"]
         );
+    }
+
+    #[test]
+    fn the_checkpoint_of_a_turn_is_its_prompt_s() {
+        let lines = [
+            user("u1", None, "make a file"),
+            json!({"type": "file-history-snapshot", "messageId": "u1",
+                   "snapshot": {"messageId": "u1", "trackedFileBackups": {}}})
+            .to_string(),
+            assistant("a1", "u1", "writing"),
+            "{broken".to_string(),
+            json!({"type": "user", "uuid": "t1", "parentUuid": "a1", "message": {"role": "user",
+                   "content": [{"type": "tool_result", "tool_use_id": "x", "content": "ok"}]}})
+            .to_string(),
+            assistant("a2", "t1", "done"),
+            user("u2", Some("a2"), "no checkpoint here"),
+        ]
+        .join("\n");
+        let find = |id: &str| checkpointed_prompt(lines.as_bytes(), id).unwrap();
+        assert_eq!(find("a2").as_deref(), Some("u1"));
+        assert_eq!(find("t1").as_deref(), Some("u1"));
+        assert_eq!(find("u1").as_deref(), Some("u1"));
+        // u2's turn has no checkpoint: u1's would undo u1's turn too.
+        assert_eq!(find("u2"), None);
+        assert_eq!(find("unknown"), None);
+        // A parent cycle ends the walk.
+        let cycle = [user("x", Some("y"), "a"), user("y", Some("x"), "b")].join("\n");
+        assert_eq!(checkpointed_prompt(cycle.as_bytes(), "x").unwrap(), None);
     }
 
     #[test]

@@ -15,6 +15,8 @@
 //! * `baseUrl` / `apiKey` from the request become `ANTHROPIC_BASE_URL` / `ANTHROPIC_API_KEY`
 //!   for the child only;
 //! * `bypassPermissions` as root needs `IS_SANDBOX=1`, which the channel sets and reports;
+//! * file checkpointing is on (`CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=true`), so that
+//!   `rewindFiles` can restore what a turn changed ([`control`]);
 //! * approvals arrive as `can_use_tool` control requests and are answered through the turn's
 //!   permission broker ([`approvals`]).
 //!
@@ -32,6 +34,7 @@
 
 #![deny(missing_docs)]
 
+pub mod control;
 pub mod history;
 pub mod models;
 pub mod relay;
@@ -224,6 +227,9 @@ pub fn build_command(program: PathBuf, request: &Request) -> (CommandSpec, Vec<E
     if request.disable_thinking {
         command.env("MAX_THINKING_TOKENS", "0");
     }
+    // File checkpoints, so that `rewindFiles` can restore what a turn changed (as the
+    // plugin's SDK path runs every turn).
+    command.env(control::FILE_CHECKPOINTING_ENV, "true");
     set_endpoint_env(
         &mut command,
         request,
@@ -253,10 +259,17 @@ fn build_one_shot(
 }
 
 /// The query commands of the claude provider: the history of a conversation
-/// ([`history::QUERIES`]: `getSession`, `getLatestUserMessage`) and `listModels`
-/// ([`models::QUERY`]).
-pub const QUERIES: &[bridge_core::query::Query] =
-    &[history::QUERIES[0], history::QUERIES[1], models::QUERY];
+/// ([`history::QUERIES`]: `getSession`, `getLatestUserMessage`), `listModels`
+/// ([`models::QUERY`]) and the control-request ones ([`control::QUERIES`]: `getContextUsage`,
+/// `getUsage`, `rewindFiles`).
+pub const QUERIES: &[bridge_core::query::Query] = &[
+    history::QUERIES[0],
+    history::QUERIES[1],
+    models::QUERY,
+    control::QUERIES[0],
+    control::QUERIES[1],
+    control::QUERIES[2],
+];
 
 impl Channel for ClaudeChannel {
     fn id(&self) -> &'static str {

@@ -6,13 +6,9 @@
 //! are what its own model picker offers, and exits. No model request is made. The entry whose
 //! value is `default` is the default.
 
-use bridge_core::process::{CommandSpec, StdinMode};
 use bridge_core::query::{ModelInfo, ModelList, Query, QueryError, QueryReply, QueryRequest};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-
-/// The id of the bridge's `initialize` request.
-const REQUEST_ID: &str = "bridge-list-models";
 
 /// `listModels`.
 pub const QUERY: Query = Query::list_models(
@@ -20,82 +16,63 @@ pub const QUERY: Query = Query::list_models(
     list_models,
 );
 
-/// The stdin of the listing: one `initialize` control request.
-pub fn initialize_request() -> String {
-    let line = json!({"type": "control_request", "request_id": REQUEST_ID,
-                      "request": {"subtype": "initialize", "hooks": null}});
-    format!("{line}\n")
+/// The model list of Claude Code's answer to an `initialize` control request (its `models`).
+pub fn models_of(response: &Value) -> Result<ModelList, String> {
+    let Some(entries) = response["models"].as_array() else {
+        return Err("Claude Code's initialize reply has no model list".into());
+    };
+    let models: Vec<ModelInfo> = entries
+        .iter()
+        .filter_map(|entry| {
+            let id = entry["value"].as_str()?;
+            Some(ModelInfo {
+                id: id.to_string(),
+                label: entry["displayName"].as_str().unwrap_or(id).to_string(),
+                description: entry["description"].as_str().map(str::to_string),
+            })
+        })
+        .collect();
+    let default_model = models
+        .iter()
+        .find(|m| m.id == "default")
+        .map(|m| m.id.clone());
+    Ok(ModelList {
+        provider: crate::ID.into(),
+        default_model,
+        models,
+    })
 }
 
-/// The model list in Claude Code's stdout: the `models` of the `control_response` to the
-/// bridge's `initialize` request.
-pub fn parse_initialize_reply(stdout: &str) -> Result<ModelList, String> {
-    for line in stdout.lines() {
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let response = &value["response"];
-        if value["type"] != "control_response" || response["request_id"] != REQUEST_ID {
-            continue;
-        }
-        if response["subtype"] != "success" {
-            let why = response["error"].as_str().unwrap_or("no reason given");
-            return Err(format!("Claude Code refused the initialize request: {why}"));
-        }
-        let Some(entries) = response["response"]["models"].as_array() else {
-            return Err("Claude Code's initialize reply has no model list".into());
-        };
-        let models: Vec<ModelInfo> = entries
-            .iter()
-            .filter_map(|entry| {
-                let id = entry["value"].as_str()?;
-                Some(ModelInfo {
-                    id: id.to_string(),
-                    label: entry["displayName"].as_str().unwrap_or(id).to_string(),
-                    description: entry["description"].as_str().map(str::to_string),
-                })
-            })
-            .collect();
-        let default_model = models
-            .iter()
-            .find(|m| m.id == "default")
-            .map(|m| m.id.clone());
-        return Ok(ModelList {
-            provider: crate::ID.into(),
-            default_model,
-            models,
-        });
-    }
-    Err("Claude Code did not answer the initialize request".into())
-}
+/// What Claude Code's model list depends on besides its binary: its settings and credentials.
+const SOURCE_ENV: &[&str] = &[
+    "CLAUDE_CONFIG_DIR",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+];
 
 fn list_models(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
     Box::pin(async move {
+        let env = sdk_probe::ProbeEnv::from_process();
         let located = crate::resolve_cli().map_err(QueryError::Failed)?;
-        let mut command = CommandSpec::new(located.resolved.path);
-        for arg in crate::STREAM_JSON_ARGS {
-            command.arg(arg);
-        }
-        command.stdin = StdinMode::Piped;
-        let input = initialize_request();
-        let output = bridge_core::query::run_cli(
-            "Claude Code",
-            &command,
-            input.as_bytes(),
-            request.deadline,
-        )
-        .await?;
-        let list = parse_initialize_reply(&output.stdout).map_err(|why| {
-            let tail = output.stderr.lines().last().unwrap_or_default();
-            QueryError::Failed(if tail.is_empty() {
-                why
-            } else {
-                format!("{why}: {tail}")
-            })
-        })?;
-        Ok(list
-            .reply()
-            .with_notes(located.warnings.into_iter().collect()))
+        let source = sdk_probe::ModelSource {
+            binary: located.resolved.path,
+            files: crate::history::config_dir(&env)
+                .map(|dir| vec![dir.join("settings.json"), dir.join(".credentials.json")])
+                .unwrap_or_default(),
+            env: SOURCE_ENV.to_vec(),
+        };
+        let listing = async {
+            let initialize = json!({"subtype": "initialize", "hooks": null});
+            let target = crate::control::Target::default();
+            let (answer, notes) =
+                crate::control::ask(&target, &initialize, request.deadline).await?;
+            let list = models_of(&answer).map_err(QueryError::Failed)?;
+            Ok((list, notes))
+        };
+        sdk_probe::list_models_cached(&env, crate::ID, &source, listing).await
     })
 }
 
@@ -109,9 +86,9 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/corpus/claude/2.1.197/streamin-initialize.stdout"
         ))
-        .unwrap()
-        .replace("\"init_1\"", &format!("\"{REQUEST_ID}\""));
-        let list = parse_initialize_reply(&stdout).unwrap();
+        .unwrap();
+        let answer = crate::control::find_response(&stdout, "init_1").unwrap();
+        let list = models_of(&answer).unwrap();
         assert_eq!(list.default_model.as_deref(), Some("default"));
         let ids: Vec<&str> = list.models.iter().map(|m| m.id.as_str()).collect();
         assert_eq!(
@@ -129,16 +106,7 @@ mod tests {
     }
 
     #[test]
-    fn no_reply_or_a_refusal_is_an_error_never_a_list() {
-        assert!(parse_initialize_reply("{\"type\":\"system\"}\nnot json\n").is_err());
-        let refused = json!({"type": "control_response", "response": {"subtype": "error",
-            "request_id": REQUEST_ID, "error": "nope"}});
-        assert_eq!(
-            parse_initialize_reply(&refused.to_string()).unwrap_err(),
-            "Claude Code refused the initialize request: nope"
-        );
-        let other = json!({"type": "control_response", "response": {"subtype": "success",
-            "request_id": "someone-else", "response": {"models": []}}});
-        assert!(parse_initialize_reply(&other.to_string()).is_err());
+    fn an_answer_without_models_is_an_error_never_a_list() {
+        assert!(models_of(&json!({"commands": []})).is_err());
     }
 }

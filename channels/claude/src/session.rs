@@ -11,13 +11,15 @@
 //!   control request can neither add nor remove): the process is restarted with `--resume`,
 //!   and a `status` event says so;
 //! * a process that died between turns (crash, OOM, killed) is restarted with `--resume` on the
-//!   next turn, with a `status` event saying so.
+//!   next turn, with a `status` event saying so;
+//! * `get_context_usage` / `get_usage` go to the running process as control requests too
+//!   ([`Conversation::inquire`]: the daemon's `getContextUsage` / `getUsage`).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bridge_core::conversation::{Continuity, Conversation};
+use bridge_core::conversation::{Continuity, Conversation, Inquiry, InquiryError};
 use bridge_core::event::{ErrorCode, ErrorInfo, Event, UsageScope};
 use bridge_core::request::{LaunchSettings, Request};
 use bridge_core::session::{Engine, EngineIo, Lifetime, LineEngine, Process};
@@ -31,6 +33,10 @@ use crate::{ClaudeNormalizer, ID, INTERRUPT_REQUEST, approvals, build_command, u
 
 /// How long the CLI gets to confirm a control request between turns.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long it gets to answer an inquiry (`get_context_usage` counts the conversation's tokens
+/// with the model API; the plugin waits 180 s for the answer).
+const INQUIRY_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// What the running process was launched or switched to.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,7 +115,7 @@ fn mode_of(request: &Request) -> PermissionMode {
 /// Waits for the `control_response` to one control request.
 struct ControlReply {
     request_id: String,
-    outcome: Option<Result<(), String>>,
+    outcome: Option<Result<Value, String>>,
 }
 
 impl Engine for ControlReply {
@@ -122,7 +128,7 @@ impl Engine for ControlReply {
             && response["request_id"].as_str() == Some(&self.request_id)
         {
             self.outcome = Some(match response["subtype"].as_str() {
-                Some("success") => Ok(()),
+                Some("success") => Ok(response["response"].clone()),
                 _ => Err(response["error"]
                     .as_str()
                     .unwrap_or("the CLI refused it")
@@ -139,7 +145,17 @@ impl Engine for ControlReply {
 
 impl ClaudeConversation {
     /// Sends one control request to the running process and waits for its answer.
-    async fn control(&mut self, ctx: &TurnContext, request: Value) -> Result<(), String> {
+    async fn control(&mut self, ctx: &TurnContext, request: Value) -> Result<Value, String> {
+        self.control_within(ctx, request, CONTROL_TIMEOUT).await
+    }
+
+    /// [`ClaudeConversation::control`] with its own deadline.
+    async fn control_within(
+        &mut self,
+        ctx: &TurnContext,
+        request: Value,
+        timeout: Duration,
+    ) -> Result<Value, String> {
         let Some(process) = self.process.as_mut() else {
             return Err("the CLI is not running".into());
         };
@@ -151,12 +167,7 @@ impl ClaudeConversation {
             outcome: None,
         };
         let sent = process
-            .step(
-                &mut reply,
-                ctx,
-                format!("{line}\n").into_bytes(),
-                CONTROL_TIMEOUT,
-            )
+            .step(&mut reply, ctx, format!("{line}\n").into_bytes(), timeout)
             .await;
         match (sent, reply.outcome) {
             (Ok(()), Some(outcome)) => outcome,
@@ -200,7 +211,7 @@ impl ClaudeConversation {
             let mode = claude_mode::to_provider(wanted.mode).as_str();
             let request = json!({"subtype": "set_permission_mode", "mode": mode});
             match self.control(ctx, request).await {
-                Ok(()) => {
+                Ok(_) => {
                     ctx.emit(Event::status(format!("permission mode is now {mode}")))
                         .await;
                 }
@@ -217,7 +228,7 @@ impl ClaudeConversation {
             let model = wanted.model.clone().unwrap_or_else(|| "default".into());
             let request = json!({"subtype": "set_model", "model": model});
             match self.control(ctx, request).await {
-                Ok(()) => {
+                Ok(_) => {
                     ctx.emit(Event::status(format!("model is now {model}")))
                         .await
                 }
@@ -371,6 +382,25 @@ impl Conversation for ClaudeConversation {
             // Claude Code reads its first stream-json message whenever it comes: starting it
             // now is all a pre-connect can do.
             self.start(request, ctx).await
+        })
+    }
+
+    fn inquire<'a>(
+        &'a mut self,
+        inquiry: Inquiry,
+        ctx: &'a TurnContext,
+    ) -> BoxFuture<'a, Result<Value, InquiryError>> {
+        Box::pin(async move {
+            if !self.process.as_mut().is_some_and(|p| p.check_alive()) {
+                return Err(InquiryError::NotRunning);
+            }
+            let subtype = match inquiry {
+                Inquiry::ContextUsage => "get_context_usage",
+                Inquiry::Usage => "get_usage",
+            };
+            self.control_within(ctx, json!({"subtype": subtype}), INQUIRY_TIMEOUT)
+                .await
+                .map_err(|why| InquiryError::Failed(format!("{subtype}: {why}")))
         })
     }
 

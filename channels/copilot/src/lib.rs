@@ -85,8 +85,17 @@ pub const PROVIDER: AcpProvider = AcpProvider {
     ..AcpProvider::new(PROBE)
 };
 
+/// `listModels`: the models Copilot CLI offers in a new ACP session (it has no listing command),
+/// cached per binary and settings ([`bridge_acp::models`]).
+pub const LIST_MODELS: bridge_core::query::Query = bridge_acp::list_models_query!(
+    PROVIDER,
+    "the models Copilot CLI offers in an ACP session",
+    &[".copilot/config.json"]
+);
+
 /// The Copilot channel: `acp` (default) and `json`.
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
+        .queries(&[LIST_MODELS])
         .with("json", Arc::new(OneShotChannel::new(&json::ONE_SHOT)))
 }

@@ -100,9 +100,18 @@ fn resume_via_json(request: &bridge_core::request::Request) -> Option<(&'static 
     })
 }
 
+/// `listModels`: the models Gemini CLI offers in a new ACP session (it has no listing command),
+/// cached per binary and settings ([`bridge_acp::models`]).
+pub const LIST_MODELS: bridge_core::query::Query = bridge_acp::list_models_query!(
+    PROVIDER,
+    "the models Gemini CLI offers in an ACP session",
+    &[".gemini/settings.json"]
+);
+
 /// The Gemini channel: ACP by default, `json` on request and for every resumed turn.
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
+        .queries(&[LIST_MODELS])
         .with("json", Arc::new(OneShotChannel::new(&headless::ONE_SHOT)))
         .route(resume_via_json)
 }

@@ -26,6 +26,8 @@
 
 #![deny(missing_docs)]
 
+pub mod models;
+
 use std::path::PathBuf;
 
 use bridge_core::request::Request;
@@ -89,7 +91,7 @@ fn build(program: PathBuf, request: &Request, env: &ProbeEnv) -> Result<OneShotT
 }
 
 /// omp on the one-shot engine.
-pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build);
+pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build).with_queries(&[models::QUERY]);
 
 /// The omp channel.
 pub fn channel() -> OneShotChannel {

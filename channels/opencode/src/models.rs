@@ -55,36 +55,57 @@ fn config_file(env: &ProbeEnv) -> Option<PathBuf> {
     Some(dir.join("opencode/opencode.json"))
 }
 
+/// opencode's data directory (`auth.json` holds the credentials it lists models for).
+fn data_dir(env: &ProbeEnv) -> Option<PathBuf> {
+    match env.var_non_empty("XDG_DATA_HOME") {
+        Some(dir) => Some(PathBuf::from(dir).join("opencode")),
+        None => Some(env.home()?.join(".local/share/opencode")),
+    }
+}
+
 fn list_models(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
     Box::pin(async move {
         let env = ProbeEnv::from_process();
         let located = sdk_probe::locate(&crate::PROBE, &env).map_err(QueryError::Failed)?;
-        let mut command = CommandSpec::new(located.resolved.path);
-        command.arg("models");
-        set_env_defaults(&mut command, crate::PROVIDER.env_defaults, &env);
-        let output =
-            bridge_core::query::run_cli("opencode", &command, &[], request.deadline).await?;
-        let models = parse_models(&output.stdout);
-        if models.is_empty() {
-            return Err(QueryError::Failed(format!(
-                "`opencode models` listed no model{}",
-                output
-                    .stderr
-                    .lines()
-                    .rfind(|l| !l.trim().is_empty())
-                    .map(|l| format!(": {l}"))
-                    .unwrap_or_default()
-            )));
-        }
-        let default_model = config_file(&env)
-            .and_then(|file| std::fs::read_to_string(file).ok())
-            .and_then(|config| default_model(&config));
-        let list = ModelList {
-            provider: crate::ID.into(),
-            default_model,
-            models,
+        let source = sdk_probe::ModelSource {
+            binary: located.resolved.path.clone(),
+            files: config_file(&env)
+                .into_iter()
+                .chain(data_dir(&env).map(|dir| dir.join("auth.json")))
+                .collect(),
+            env: vec![
+                "OPENCODE_CONFIG",
+                "OPENCODE_CONFIG_CONTENT",
+                "MOCK_API_KEY",
+                "OPENAI_API_KEY",
+                "ANTHROPIC_API_KEY",
+            ],
         };
-        Ok(list.reply().with_notes(located.warnings))
+        let listing = async {
+            let mut command = CommandSpec::new(located.resolved.path.clone());
+            command.arg("models");
+            set_env_defaults(&mut command, crate::PROVIDER.env_defaults, &env);
+            let output =
+                bridge_core::query::run_cli("opencode", &command, &[], request.deadline).await?;
+            let models = parse_models(&output.stdout);
+            if models.is_empty() {
+                return Err(QueryError::Failed(format!(
+                    "`opencode models` listed no model{}",
+                    output
+                        .stderr
+                        .lines()
+                        .rfind(|l| !l.trim().is_empty())
+                        .map(|l| format!(": {l}"))
+                        .unwrap_or_default()
+                )));
+            }
+            let default_model = config_file(&env)
+                .and_then(|file| std::fs::read_to_string(file).ok())
+                .and_then(|config| default_model(&config));
+            let list = ModelList::new(crate::ID, default_model, models);
+            Ok((list, located.warnings.clone()))
+        };
+        sdk_probe::list_models_cached(&env, crate::ID, &source, listing).await
     })
 }
 

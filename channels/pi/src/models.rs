@@ -97,29 +97,40 @@ fn list_models(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, Q
     Box::pin(async move {
         let env = ProbeEnv::from_process();
         let located = sdk_probe::locate(&crate::PROBE, &env).map_err(QueryError::Failed)?;
-        let mut command = CommandSpec::new(located.resolved.path);
-        command.arg("--list-models");
-        set_env_defaults(
-            &mut command,
-            &[("PI_OFFLINE", "1"), ("PI_SKIP_VERSION_CHECK", "1")],
-            &env,
+        let source = sdk_probe::ModelSource::in_dir(
+            located.resolved.path.clone(),
+            agent_dir(&env),
+            &["settings.json", "models.json", "auth.json"],
+            &[
+                "PI_CODING_AGENT_DIR",
+                "OPENAI_API_KEY",
+                "ANTHROPIC_API_KEY",
+                "GEMINI_API_KEY",
+                "MOCK_API_KEY",
+            ],
         );
-        let output = bridge_core::query::run_cli("pi", &command, &[], request.deadline).await?;
-        let text = format!("{}\n{}", output.stdout, output.stderr);
-        let models = parse_table(&text).map_err(QueryError::Failed)?;
-        let mut notes = located.warnings;
-        if models.is_empty() {
-            notes.push(format!("{NO_MODELS}: pi has credentials for no model"));
-        }
-        let default_model = agent_dir(&env)
-            .and_then(|dir| std::fs::read_to_string(dir.join("settings.json")).ok())
-            .and_then(|settings| default_model(&settings));
-        let list = ModelList {
-            provider: crate::ID.into(),
-            default_model,
-            models,
+        let listing = async {
+            let mut command = CommandSpec::new(located.resolved.path.clone());
+            command.arg("--list-models");
+            set_env_defaults(
+                &mut command,
+                &[("PI_OFFLINE", "1"), ("PI_SKIP_VERSION_CHECK", "1")],
+                &env,
+            );
+            let output = bridge_core::query::run_cli("pi", &command, &[], request.deadline).await?;
+            let text = format!("{}\n{}", output.stdout, output.stderr);
+            let models = parse_table(&text).map_err(QueryError::Failed)?;
+            let mut notes = located.warnings.clone();
+            if models.is_empty() {
+                notes.push(format!("{NO_MODELS}: pi has credentials for no model"));
+            }
+            let default_model = agent_dir(&env)
+                .and_then(|dir| std::fs::read_to_string(dir.join("settings.json")).ok())
+                .and_then(|settings| default_model(&settings));
+            let list = ModelList::new(crate::ID, default_model, models);
+            Ok((list, notes))
         };
-        Ok(list.reply().with_notes(notes))
+        sdk_probe::list_models_cached(&env, crate::ID, &source, listing).await
     })
 }
 

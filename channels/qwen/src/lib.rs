@@ -76,8 +76,17 @@ pub const PROVIDER: AcpProvider = AcpProvider {
     ..AcpProvider::new(PROBE)
 };
 
+/// `listModels`: the models Qwen Code offers in a new ACP session (it has no listing command),
+/// cached per binary and settings ([`bridge_acp::models`]).
+pub const LIST_MODELS: bridge_core::query::Query = bridge_acp::list_models_query!(
+    PROVIDER,
+    "the models Qwen Code offers in an ACP session",
+    &[".qwen/settings.json"]
+);
+
 /// The Qwen channel: `acp` (default) and `json`.
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
+        .queries(&[LIST_MODELS])
         .with("json", Arc::new(OneShotChannel::new(&json::ONE_SHOT)))
 }

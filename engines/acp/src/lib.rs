@@ -37,6 +37,7 @@
 
 #![deny(missing_docs)]
 
+pub mod models;
 pub mod normalize;
 pub mod permission;
 pub mod rpc;

@@ -470,6 +470,12 @@ impl AcpSession {
         &self.agent
     }
 
+    /// The session result (`session/new` or `session/load`): the modes, models and config
+    /// options the agent offers.
+    pub fn offer(&self) -> &Value {
+        &self.offer
+    }
+
     /// The permission mode the session runs in.
     pub fn mode(&self) -> PermissionMode {
         self.config.mode

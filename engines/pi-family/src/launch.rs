@@ -254,6 +254,26 @@ pub fn find_runtime(
     ))
 }
 
+/// Makes `runtime` reachable for `command` (the CLI at `program`): nothing when it is on PATH,
+/// its directory in front of the child's PATH when it is elsewhere ([`find_runtime`]), `Err`
+/// saying how to install it when it is nowhere.
+pub fn provide_runtime(
+    runtime: &Runtime,
+    program: &Path,
+    env: &ProbeEnv,
+    command: &mut CommandSpec,
+) -> Result<(), String> {
+    if let Some(dir) = find_runtime(runtime, program, env)? {
+        let mut path = OsString::from(dir);
+        if let Some(inherited) = env.path().filter(|p| !p.is_empty()) {
+            path.push(":");
+            path.push(inherited);
+        }
+        command.env("PATH", path);
+    }
+    Ok(())
+}
+
 /// Builds the process for one turn of `flavor`'s CLI at `program`.
 pub fn build_turn(
     flavor: &Flavor,
@@ -369,23 +389,10 @@ pub fn build_turn(
     }
     set_env_defaults(&mut command, flavor.env_defaults, env);
     if let Some(runtime) = &flavor.runtime {
-        match find_runtime(runtime, &program, env) {
-            Ok(None) => {}
-            Ok(Some(dir)) => {
-                let mut path = OsString::from(dir);
-                if let Some(inherited) = env.path().filter(|p| !p.is_empty()) {
-                    path.push(":");
-                    path.push(inherited);
-                }
-                command.env("PATH", path);
-            }
-            Err(message) => {
-                return Err(BuildError {
-                    code: ErrorCode::CliNotFound,
-                    message,
-                });
-            }
-        }
+        provide_runtime(runtime, &program, env, &mut command).map_err(|message| BuildError {
+            code: ErrorCode::CliNotFound,
+            message,
+        })?;
     }
     command.cwd = request.cwd.clone();
     Ok(OneShotTurn {
