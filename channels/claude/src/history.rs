@@ -60,14 +60,22 @@ pub fn config_dir(env: &sdk_probe::ProbeEnv) -> Option<PathBuf> {
     env.home().map(|home| home.join(".claude"))
 }
 
+/// Longest project directory name Claude Code keeps whole; a longer one is cut to this many
+/// characters and gets a hash of the path (Claude Code 2.1.197's `sanitizePath`).
+const MAX_PROJECT_DIR_NAME: usize = 200;
+
 /// The directory name Claude Code gives a working directory under `projects/`: every
 /// character but ASCII letters and digits becomes `-` (one per UTF-16 unit, as the CLI's
-/// JavaScript replaces them).
+/// JavaScript replaces them); a name longer than 200 characters is cut to 200 and gets `-`
+/// and the path's hash (the JavaScript `(h << 5) - h + unit | 0` over its UTF-16 units, its
+/// absolute value in base 36), as the CLI names it.
 ///
 /// ```
 /// use bridge_channel_claude::history::project_dir_name;
 /// assert_eq!(project_dir_name("/home/me/my_app.rs"), "-home-me-my-app-rs");
 /// assert_eq!(project_dir_name("/tmp/café"), "-tmp-caf-");
+/// let long = format!("/{}", "a".repeat(250));
+/// assert!(project_dir_name(&long).starts_with(&format!("-{}-", "a".repeat(199))));
 /// ```
 pub fn project_dir_name(cwd: &str) -> String {
     let mut name = String::with_capacity(cwd.len());
@@ -80,7 +88,32 @@ pub fn project_dir_name(cwd: &str) -> String {
             }
         }
     }
-    name
+    if name.len() <= MAX_PROJECT_DIR_NAME {
+        return name;
+    }
+    // Every character of `name` is ASCII: cutting at a byte index is cutting at a character.
+    name.truncate(MAX_PROJECT_DIR_NAME);
+    let hash = cwd.encode_utf16().fold(0i32, |h, unit| {
+        h.wrapping_shl(5)
+            .wrapping_sub(h)
+            .wrapping_add(i32::from(unit))
+    });
+    format!("{name}-{}", base36(hash.unsigned_abs()))
+}
+
+/// `n` in base 36 with lowercase digits, as JavaScript's `toString(36)` writes it.
+fn base36(mut n: u32) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The session file of `session_id` for `cwd` under `config_dir`.
@@ -610,6 +643,24 @@ fn get_latest_user_message(
 mod tests {
     use super::*;
     use serde_json::{Value, json};
+
+    /// Long paths: the names Claude Code 2.1.197's own `sanitizePath` gives them (its
+    /// function, run in Node on these paths).
+    #[test]
+    fn long_paths_are_cut_and_hashed_as_claude_code_names_them() {
+        for (cwd, name) in [
+            (
+                "/tmp/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                "-tmp-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-qfhvtz",
+            ),
+            (
+                "/home/é/ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_😀",
+                "-home---ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab--steeju",
+            ),
+        ] {
+            assert_eq!(project_dir_name(cwd), name, "{cwd}");
+        }
+    }
 
     fn user(uuid: &str, parent: Option<&str>, text: &str) -> String {
         json!({"type": "user", "uuid": uuid, "parentUuid": parent, "isSidechain": false,
