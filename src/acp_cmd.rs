@@ -1,0 +1,96 @@
+//! `bridge acp <provider>`: the provider as an Agent Client Protocol agent on stdin/stdout
+//! (see the `bridge-acp-agent` crate).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bridge::acp_agent::{AgentOptions, Ended, ProviderProfile, serve};
+use tokio_util::sync::CancellationToken;
+
+use crate::{Cli, base_redactor, install_signal_handlers, turn_limits};
+
+/// Runs the agent until the client closes stdin (exit 0), a signal or the parent's death
+/// (130), a closed stdout (1) or a handshake that never came (1). Usage errors go to stderr:
+/// stdout belongs to the protocol.
+pub(crate) fn run_acp(cli: Cli) -> ExitCode {
+    let router = bridge::router();
+    let Some(provider) = cli.command.clone() else {
+        eprintln!(
+            "usage: bridge acp <provider>\nproviders: {}",
+            router.ids().join(", ")
+        );
+        return ExitCode::from(2);
+    };
+    let Some(channel) = router.get(&provider) else {
+        eprintln!(
+            "bridge acp: unknown provider {provider}; valid providers: {}",
+            router.ids().join(", ")
+        );
+        return ExitCode::from(2);
+    };
+    die_with_parent();
+    let runtime = match crate::runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let options = AgentOptions {
+        profile: profile(channel.id()),
+        limits: turn_limits(&cli),
+        approval_timeout: Duration::from_secs(cli.approval_timeout),
+        redactor: base_redactor(),
+        version: env!("CARGO_PKG_VERSION"),
+        ..AgentOptions::default()
+    };
+    let ended = runtime.block_on(async {
+        let stop = CancellationToken::new();
+        install_signal_handlers(stop.clone());
+        serve(
+            Arc::clone(&channel),
+            options,
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            stop,
+        )
+        .await
+    });
+    // The stdin reader blocked on an open pipe is not waited for.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    match ended {
+        Ended::StdinClosed => ExitCode::SUCCESS,
+        Ended::Stopped => ExitCode::from(130),
+        Ended::StdoutClosed => ExitCode::from(1),
+        Ended::HandshakeTimeout => {
+            eprintln!("bridge acp: no `initialize` from the client in time");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// What `initialize` advertises for `provider`. Prompts take embedded text resources
+/// everywhere (they are sent as text); no provider takes images over ACP yet, and none
+/// restores a session with `session/load` yet.
+fn profile(provider: &str) -> ProviderProfile {
+    let _ = provider;
+    ProviderProfile {
+        load_session: false,
+        image: false,
+        embedded_context: true,
+    }
+}
+
+/// Asks the kernel for SIGTERM when the parent dies (the client that spawned the agent was
+/// killed), which ends the agent like any signal: its sessions are closed, no CLI is left.
+fn die_with_parent() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and has no memory effects;
+    // getppid has no preconditions.
+    unsafe {
+        let parent = libc::getppid();
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        // The parent died before the request: nobody would send the signal.
+        if libc::getppid() != parent {
+            libc::raise(libc::SIGTERM);
+        }
+    }
+}
