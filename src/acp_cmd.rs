@@ -34,7 +34,7 @@ pub(crate) fn run_acp(cli: Cli) -> ExitCode {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    let options = AgentOptions {
+    let mut options = AgentOptions {
         profile: profile(channel.id()),
         limits: turn_limits(&cli),
         approval_timeout: Duration::from_secs(cli.approval_timeout),
@@ -42,6 +42,13 @@ pub(crate) fn run_acp(cli: Cli) -> ExitCode {
         version: env!("CARGO_PKG_VERSION"),
         ..AgentOptions::default()
     };
+    // How long the client may take to send `initialize` (seconds).
+    if let Some(secs) = std::env::var("BRIDGE_ACP_HANDSHAKE_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
+        options.handshake_timeout = Duration::from_secs(secs);
+    }
     let ended = runtime.block_on(async {
         let stop = CancellationToken::new();
         install_signal_handlers(stop.clone());

@@ -1,0 +1,485 @@
+//! `bridge acp <provider>` driven by real ACP clients nobody here wrote: acpx (a headless ACP
+//! client, pinned in tests/install-clis.sh) and the official TypeScript SDK's
+//! `ClientSideConnection` (tests/acp_conformance.mjs), against the real CLIs and the project's
+//! mock model server, in the loopback-only namespace.
+
+mod common;
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::acp::processes_in;
+use common::{CANARY_KEY, Mock, Sandbox, claude_command, cli_path};
+use serde_json::{Value, json};
+
+/// acpx driving `bridge acp <provider>` with the environment of a `bridge <provider> send`.
+struct Acpx {
+    env: Vec<(OsString, OsString)>,
+    cwd: PathBuf,
+    agent: String,
+}
+
+impl Acpx {
+    /// acpx for the provider `cmd` (a `bridge <provider> send` command) runs.
+    fn for_send(cmd: &Command, provider: &str) -> Acpx {
+        let env = cmd
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_os_string(), v?.to_os_string())))
+            .collect();
+        Acpx {
+            env,
+            cwd: cmd
+                .get_current_dir()
+                .expect("the send runs in the sandbox")
+                .to_path_buf(),
+            agent: format!("{} acp {provider}", env!("CARGO_BIN_EXE_bridge")),
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(cli_path("acpx"));
+        cmd.env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.cwd)
+            .arg("--agent")
+            .arg(&self.agent)
+            .arg("--cwd")
+            .arg(&self.cwd)
+            .args(args);
+        cmd
+    }
+
+    /// Runs acpx with `args` to its end (two minutes at most).
+    fn run(&self, args: &[&str]) -> Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn acpx");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while child.try_wait().expect("wait acpx").is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "acpx {args:?} ran for two minutes"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let output = child.wait_with_output().expect("acpx output");
+        let (stdout, stderr) = texts(&output);
+        assert!(
+            !stdout.contains(CANARY_KEY) && !stderr.contains(CANARY_KEY),
+            "the API key leaked"
+        );
+        output
+    }
+
+    /// Runs acpx and expects success; its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        let (stdout, stderr) = texts(&output);
+        assert!(
+            output.status.success(),
+            "acpx {args:?} failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+            output.status
+        );
+        stdout
+    }
+}
+
+fn texts(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The JSON-RPC messages of an `acpx --format json` run (its other lines skipped).
+fn messages(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|m| m.get("jsonrpc").is_some())
+        .collect()
+}
+
+fn updates<'a>(messages: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    messages
+        .iter()
+        .filter(|m| {
+            m["method"] == "session/update" && m["params"]["update"]["sessionUpdate"] == kind
+        })
+        .map(|m| &m["params"]["update"])
+        .collect()
+}
+
+fn stop_reasons(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| m["result"]["stopReason"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The agent's processes (the bridge and the CLI it runs) with a working directory in `dir`;
+/// acpx's own processes are not counted.
+fn agent_processes(dir: &Path) -> Vec<String> {
+    processes_in(dir)
+        .into_iter()
+        .filter(|p| !p.contains("acpx"))
+        .collect()
+}
+
+/// Waits up to `secs` for the agent's processes in `dir` to be gone; those still there.
+fn left_after(dir: &Path, secs: u64) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let left = agent_processes(dir);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Fails with `what` unless the agent's processes in `dir` are gone within 20 s.
+fn assert_none_left(dir: &Path, what: &str) {
+    let left = left_after(dir, 20);
+    assert!(left.is_empty(), "{what}: {left:?}");
+}
+
+/// Closes acpx's session: the agent and its CLI must be gone.
+fn close_and_check(acpx: &Acpx, sandbox: &Sandbox) {
+    acpx.ok(&["sessions", "close"]);
+    assert_none_left(sandbox.root(), "no agent process after the session closed");
+}
+
+fn claude_acpx(sandbox: &Sandbox, mock: &Mock) -> Acpx {
+    Acpx::for_send(&claude_command(sandbox, &mock.url(), &[]), "claude")
+}
+
+#[test]
+fn acpx_claude_text_then_a_second_turn_with_history_then_close_leaves_nothing() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = claude_acpx(&sandbox, &mock);
+    acpx.ok(&["--ttl", "30", "sessions", "new"]);
+    let first = acpx.ok(&["--ttl", "30", "--format", "quiet", "MOCK:text hello"]);
+    assert_eq!(first.trim(), "Hello from the mock model.");
+    let second = acpx.ok(&[
+        "--ttl",
+        "30",
+        "--format",
+        "quiet",
+        "MOCK:recall what did I say",
+    ]);
+    assert!(
+        second.contains("\"MOCK:text hello\"") && second.contains("\"MOCK:recall what did I say\""),
+        "the second turn's model request carries the first turn: {second}"
+    );
+    // One warm CLI served both turns: the mock saw the history in the same conversation.
+    let requests = mock.model_requests();
+    assert!(requests.len() >= 2, "two model requests: {requests:?}");
+    close_and_check(&acpx, &sandbox);
+}
+
+#[test]
+fn acpx_claude_one_shot_streams_chunks_and_leaves_no_process() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = claude_acpx(&sandbox, &mock);
+    let out = acpx.ok(&["--format", "json", "exec", "MOCK:text hi"]);
+    let all = messages(&out);
+    let text: String = updates(&all, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(text, "Hello from the mock model.");
+    assert_eq!(stop_reasons(&all), vec!["end_turn"]);
+    let init = all
+        .iter()
+        .find(|m| m["id"] == 0 && m.get("result").is_some())
+        .expect("the initialize answer");
+    assert_eq!(init["result"]["protocolVersion"], 1);
+    assert!(
+        !init["result"]["authMethods"].as_array().unwrap().is_empty(),
+        "at least one auth method (the ACP registry requires one)"
+    );
+    assert_none_left(sandbox.root(), "no agent process after a one-shot exec");
+}
+
+/// Runs `MOCK:danger` (a shell command Claude asks approval for in its default mode) through
+/// acpx with `policy` (`--approve-all` or `--deny-all`), which exits with `code` (acpx says
+/// 5, "permission denied", when it refused one); acpx's JSON messages, and whether the command
+/// ran.
+fn danger_with(policy: &str, code: i32) -> (Vec<Value>, bool) {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = claude_acpx(&sandbox, &mock);
+    let output = acpx.run(&[
+        policy,
+        "--format",
+        "json",
+        "exec",
+        "MOCK:danger make a file",
+    ]);
+    let (out, err) = texts(&output);
+    assert_eq!(output.status.code(), Some(code), "{out}\n{err}");
+    let created = sandbox.work().join("mock-created.txt").exists();
+    assert_none_left(sandbox.root(), "no agent process after the exec");
+    (messages(&out), created)
+}
+
+#[test]
+fn acpx_claude_approval_allowed_through_the_client_runs_the_command() {
+    let (all, created) = danger_with("--approve-all", 0);
+    let asks: Vec<&Value> = all
+        .iter()
+        .filter(|m| m["method"] == "session/request_permission")
+        .collect();
+    assert_eq!(asks.len(), 1, "one approval asked: {all:#?}");
+    let kinds: Vec<&str> = asks[0]["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["kind"].as_str())
+        .collect();
+    assert!(
+        kinds.contains(&"allow_once") && kinds.contains(&"reject_once"),
+        "{kinds:?}"
+    );
+    assert_eq!(asks[0]["params"]["toolCall"]["kind"], "execute");
+    let call = updates(&all, "tool_call");
+    assert_eq!(call.len(), 1, "{all:#?}");
+    assert_eq!(call[0]["kind"], "execute");
+    assert!(
+        call[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("touch mock-created.txt")
+    );
+    let done = updates(&all, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["status"] == "completed")
+        .count();
+    assert_eq!(done, 1, "the call completed: {all:#?}");
+    assert!(created, "the allowed command ran");
+    assert_eq!(stop_reasons(&all), vec!["end_turn"]);
+}
+
+#[test]
+fn acpx_claude_approval_denied_through_the_client_does_not_run_and_the_turn_goes_on() {
+    let (all, created) = danger_with("--deny-all", 5);
+    assert!(!created, "the denied command did not run");
+    let failed: Vec<&Value> = updates(&all, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["status"] == "failed")
+        .collect();
+    assert!(!failed.is_empty(), "the refused call failed: {all:#?}");
+    // A denial is a rejection the model sees, never `cancelled`: the turn ends normally.
+    assert_eq!(stop_reasons(&all), vec!["end_turn"]);
+}
+
+#[test]
+fn acpx_claude_cancel_mid_turn_answers_cancelled_and_the_session_goes_on() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = claude_acpx(&sandbox, &mock);
+    acpx.ok(&["--ttl", "30", "sessions", "new"]);
+    let mut prompt = acpx
+        .command(&["--ttl", "30", "--format", "json", "MOCK:slow count"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn the prompt");
+    let mut lines = BufReader::new(prompt.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    // Cancel once the answer streams.
+    for line in lines.by_ref() {
+        let line = line.expect("read acpx");
+        let chunk = line.contains("agent_message_chunk");
+        seen.push(line);
+        if chunk {
+            break;
+        }
+    }
+    acpx.ok(&["cancel"]);
+    seen.extend(lines.map_while(Result::ok));
+    let status = prompt.wait().expect("the prompt ends");
+    let all = messages(&seen.join("\n"));
+    assert_eq!(
+        stop_reasons(&all),
+        vec!["cancelled"],
+        "status {status}:\n{}",
+        seen.join("\n")
+    );
+    let chunks = updates(&all, "agent_message_chunk").len();
+    assert!(
+        chunks < 40,
+        "the stream stopped early ({chunks} of 40 chunks)"
+    );
+    // The session is still usable.
+    let next = acpx.ok(&["--ttl", "30", "--format", "quiet", "MOCK:text again"]);
+    assert_eq!(next.trim(), "Hello from the mock model.");
+    close_and_check(&acpx, &sandbox);
+}
+
+/// `bridge acp claude` under a `sh` that the test kills: the bridge's stdin stays open (the
+/// test holds it), so only the parent's death can end it.
+#[test]
+fn parent_killed_mid_turn_leaves_no_process() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = claude_command(&sandbox, &mock.url(), &[]);
+    let mut cmd = Command::new("sh");
+    cmd.env_clear()
+        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(sandbox.work())
+        .arg("-c")
+        // Through fd 3: a background job's stdin is /dev/null otherwise (dash applies that
+        // before a `<&0`).
+        .arg("exec 3<&0; \"$0\" acp claude <&3 3<&- & echo \"pid $!\"; wait")
+        .arg(env!("CARGO_BIN_EXE_bridge"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut parent = cmd.spawn().expect("spawn sh");
+    let mut stdin = parent.stdin.take().unwrap();
+    let mut lines = BufReader::new(parent.stdout.take().unwrap()).lines();
+    let mut send_line = |v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let cwd = sandbox.work().to_string_lossy().into_owned();
+    send_line(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}));
+    send_line(
+        json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":cwd,"mcpServers":[]}}),
+    );
+    let mut session = None;
+    let mut bridge_pid = None;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(pid) = line.strip_prefix("pid ") {
+            bridge_pid = Some(pid.to_string());
+            continue;
+        }
+        let m: Value = serde_json::from_str(&line).unwrap();
+        if m["id"] == 1 {
+            session = m["result"]["sessionId"].as_str().map(str::to_string);
+            break;
+        }
+    }
+    let session = session.expect("a session");
+    send_line(
+        json!({"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":session,"prompt":[{"type":"text","text":"MOCK:slow count"}]}}),
+    );
+    for line in lines.by_ref() {
+        if line.unwrap().contains("agent_message_chunk") {
+            break;
+        }
+    }
+    assert!(
+        agent_processes(sandbox.root()).len() >= 2,
+        "the bridge and its CLI run"
+    );
+    parent.kill().expect("kill the parent");
+    let _ = parent.wait();
+    assert_none_left(
+        sandbox.root(),
+        &format!("the bridge ({bridge_pid:?}) and its CLI end with their parent"),
+    );
+    drop(stdin);
+}
+
+/// Raw protocol faults: a line that is not JSON, an unknown method, a prompt before
+/// `initialize`, a prompt for an unknown session: JSON-RPC errors, and the connection goes on.
+#[test]
+fn protocol_faults_are_json_rpc_errors_and_the_agent_goes_on() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = claude_command(&sandbox, &mock.url(), &[]);
+    let mut cmd = common::bridge();
+    cmd.env_clear()
+        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(sandbox.work())
+        .args(["acp", "claude"]);
+    let (mut child, stdin, lines) = common::spawn_piped(&mut cmd);
+    let mut stdin = stdin.unwrap();
+    let next = || -> Value {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("an answer");
+        serde_json::from_str(&line).expect("JSON")
+    };
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"session/new","params":{{"cwd":"/"}}}}"#
+    )
+    .unwrap();
+    assert_eq!(next()["error"]["code"], -32600, "before initialize");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":2,"method":"initialize","params":{{"protocolVersion":1}}}}"#
+    )
+    .unwrap();
+    assert_eq!(next()["result"]["protocolVersion"], 1);
+    writeln!(stdin, "this is not json").unwrap();
+    let bad = next();
+    assert_eq!(
+        (bad["id"].clone(), bad["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":3,"method":"no/such","params":{{}}}}"#
+    )
+    .unwrap();
+    let unknown = next();
+    assert_eq!(
+        (unknown["id"].clone(), unknown["error"]["code"].clone()),
+        (json!(3), json!(-32601))
+    );
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{{"sessionId":"nope","prompt":[]}}}}"#).unwrap();
+    let unknown_session = next();
+    assert_eq!(unknown_session["id"], 4);
+    assert!(
+        unknown_session["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown session")
+    );
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":5,"method":"session/new","params":{{"cwd":"relative"}}}}"#
+    )
+    .unwrap();
+    assert_eq!(next()["error"]["code"], -32602, "a relative cwd");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":6,"method":"authenticate","params":{{"methodId":"cli-login"}}}}"#
+    )
+    .unwrap();
+    assert_eq!(next()["id"], 6);
+    drop(stdin);
+    let status = child.wait().expect("the agent exits on stdin EOF");
+    assert!(status.success(), "{status}");
+}
+
+/// No `initialize` in time: the agent gives up (a bounded handshake).
+#[test]
+fn no_initialize_in_time_ends_the_agent() {
+    let sandbox = Sandbox::new();
+    let mut cmd = common::bridge();
+    cmd.current_dir(sandbox.work())
+        .env("BRIDGE_ACP_HANDSHAKE_TIMEOUT", "1")
+        .args(["acp", "claude"]);
+    let (mut child, _stdin, _lines) = common::spawn_piped(&mut cmd);
+    let started = Instant::now();
+    let status = child.wait().expect("exits");
+    assert_eq!(status.code(), Some(1));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
