@@ -483,3 +483,77 @@ fn no_initialize_in_time_ends_the_agent() {
     assert_eq!(status.code(), Some(1));
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// The official TypeScript SDK's `ClientSideConnection` (tests/acp_conformance.mjs) against
+/// `bridge acp claude`: every message the agent sends passes the SDK's schemas; the handshake,
+/// a text turn, mode changes, an approval and a cancel behave.
+#[test]
+fn the_official_sdk_client_validates_every_message_of_a_session() {
+    let sdk = std::env::var("BRIDGE_LIB_ACP_SDK").expect(
+        "BRIDGE_LIB_ACP_SDK names the pinned @agentclientprotocol/sdk: run tests/install-clis.sh and source its path.env",
+    );
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = claude_command(&sandbox, &mock.url(), &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_conformance.mjs");
+    let output = Command::new("node")
+        .env_clear()
+        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(sandbox.work())
+        .arg(script)
+        .arg(sdk)
+        .arg(sandbox.work())
+        .args([env!("CARGO_BIN_EXE_bridge"), "acp", "claude"])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!stdout.contains(CANARY_KEY), "the API key leaked");
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no report ({e}):\n{stdout}"));
+    eprintln!(
+        "sdk conformance: {} messages checked, session/new answered {} ms after spawn, exit {} ms after stdin EOF",
+        report["checked"], report["newSessionMs"], report["exitMs"]
+    );
+    assert_eq!(report["failures"], json!([]), "{report:#}");
+    assert!(report["checked"].as_u64().unwrap() > 20, "{report:#}");
+    assert_eq!(report["initialize"]["protocolVersion"], 1);
+    assert_eq!(
+        report["modes"],
+        json!(["default", "acceptEdits", "plan", "bypassPermissions"])
+    );
+    assert_eq!(report["unknownModeError"], -32602);
+    assert_eq!(
+        report["stopReasons"],
+        json!(["end_turn", "end_turn", "cancelled"]),
+        "{report:#}"
+    );
+    assert_eq!(report["texts"][0], "Hello from the mock model.");
+    assert_eq!(
+        report["permissions"],
+        json!([{"kinds": ["allow_once", "allow_always", "reject_once"], "toolKind": "execute"}]),
+        "{report:#}"
+    );
+    assert!(
+        sandbox.work().join("mock-created.txt").exists(),
+        "the allowed command ran"
+    );
+    let kinds: Vec<&str> = report["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for kind in ["agent_message_chunk", "tool_call", "tool_call_update"] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    assert!(
+        report["cancelledChunks"].as_u64().unwrap() < 40,
+        "{report:#}"
+    );
+    assert_eq!(
+        report["exit"]["code"], 0,
+        "the agent ends on stdin EOF: {report:#}"
+    );
+    assert_none_left(sandbox.root(), "no agent process after stdin closed");
+}

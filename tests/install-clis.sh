@@ -76,8 +76,9 @@ CLIS=(
 # pinned extras). Select one with its key in lower case and `-` for `_` (e.g. `acp-sdk`).
 # key        package                   version   extras (pinned too)
 NODE_LIBS=(
-  # The official ACP TypeScript SDK: the conformance script tests/acp_conformance.mjs.
-  "ACP_SDK     @agentclientprotocol/sdk  2.4.0     zod@4.6.7"
+  # The official ACP TypeScript SDK: the conformance script tests/acp_conformance.mjs. 1.9.0
+  # is the newest with ClientSideConnection (2.x replaced it); acpx 0.19.1 runs on 1.x too.
+  "ACP_SDK     @agentclientprotocol/sdk  1.9.0     zod@4.6.7"
 )
 
 # PyPI CLIs: each goes into its own virtualenv made with a Python >= the row's minimum (found as
