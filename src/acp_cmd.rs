@@ -40,6 +40,7 @@ pub(crate) fn run_acp(cli: Cli) -> ExitCode {
         approval_timeout: Duration::from_secs(cli.approval_timeout),
         redactor: base_redactor(),
         version: env!("CARGO_PKG_VERSION"),
+        model: cli.model.clone(),
         ..AgentOptions::default()
     };
     // How long the client may take to send `initialize` (seconds).

@@ -161,14 +161,12 @@ fn claude_acpx(sandbox: &Sandbox, mock: &Mock) -> Acpx {
     Acpx::for_send(&claude_command(sandbox, &mock.url(), &[]), "claude")
 }
 
-#[test]
-fn acpx_claude_text_then_a_second_turn_with_history_then_close_leaves_nothing() {
-    let mock = Mock::start();
-    let sandbox = Sandbox::new();
-    let acpx = claude_acpx(&sandbox, &mock);
+/// A session through acpx: a text turn (the exact text), a second turn whose model request
+/// carries the first (the mock's `recall`), then `sessions close` leaves no agent process.
+fn two_turns_with_history(acpx: &Acpx, sandbox: &Sandbox) {
     acpx.ok(&["--ttl", "30", "sessions", "new"]);
     let first = acpx.ok(&["--ttl", "30", "--format", "quiet", "MOCK:text hello"]);
-    assert_eq!(first.trim(), "Hello from the mock model.");
+    assert_eq!(first.trim(), mock_llm::scenario::HELLO_TEXT);
     let second = acpx.ok(&[
         "--ttl",
         "30",
@@ -177,13 +175,37 @@ fn acpx_claude_text_then_a_second_turn_with_history_then_close_leaves_nothing() 
         "MOCK:recall what did I say",
     ]);
     assert!(
-        second.contains("\"MOCK:text hello\"") && second.contains("\"MOCK:recall what did I say\""),
+        second.contains("MOCK:text hello") && second.contains("MOCK:recall what did I say"),
         "the second turn's model request carries the first turn: {second}"
     );
-    // One warm CLI served both turns: the mock saw the history in the same conversation.
-    let requests = mock.model_requests();
-    assert!(requests.len() >= 2, "two model requests: {requests:?}");
-    close_and_check(&acpx, &sandbox);
+    close_and_check(acpx, sandbox);
+}
+
+#[test]
+fn acpx_claude_text_then_a_second_turn_with_history_then_close_leaves_nothing() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    two_turns_with_history(&claude_acpx(&sandbox, &mock), &sandbox);
+}
+
+/// Gemini's own ACP agent behind the bridge's ACP agent (warm, one `gemini --acp`).
+#[test]
+fn acpx_gemini_text_then_a_second_turn_with_history() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = common::acp::acp_command(common::acp::Provider::Gemini, &sandbox, &mock.url(), &[]);
+    two_turns_with_history(&Acpx::for_send(&send, "gemini"), &sandbox);
+}
+
+/// pi runs a process per turn: the second turn respawns it and resumes the conversation.
+#[test]
+fn acpx_pi_text_then_a_second_turn_with_history() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    common::write_pi_models(&sandbox, &mock.api_base());
+    let mut acpx = Acpx::for_send(&common::pi_command(&sandbox, &[]), "pi");
+    acpx.agent.push_str(" --model mock/mock-model");
+    two_turns_with_history(&acpx, &sandbox);
 }
 
 #[test]

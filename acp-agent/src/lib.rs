@@ -129,6 +129,8 @@ pub struct AgentOptions {
     pub redactor: Redactor,
     /// The agent's version, in `agentInfo`.
     pub version: &'static str,
+    /// The model of every session (`None`: the CLI's default).
+    pub model: Option<String>,
 }
 
 impl Default for AgentOptions {
@@ -142,6 +144,7 @@ impl Default for AgentOptions {
             max_line_bytes: bridge_core::lines::DEFAULT_MAX_LINE_BYTES,
             redactor: Redactor::default(),
             version: env!("CARGO_PKG_VERSION"),
+            model: None,
         }
     }
 }
@@ -493,7 +496,8 @@ impl Agent {
         // Warm the CLI in the background: the answer does not wait for the CLI to start.
         {
             let session = Arc::clone(&session);
-            let request = session.first_request(String::new());
+            let mut request = session.first_request(String::new());
+            request.model.clone_from(&self.options.model);
             self.tasks.spawn(async move {
                 let _ = session.session.prepare(request).await;
             });
@@ -559,7 +563,9 @@ impl Agent {
             turn.cwd = Some(session.cwd.clone());
             turn
         } else {
-            session.first_request(message)
+            let mut turn = session.first_request(message);
+            turn.model.clone_from(&self.options.model);
+            turn
         };
         let mut events = session.session.turn(Ok(turn), cancel.clone());
         let mut encoder = UpdateEncoder::default();
