@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bridge::acp_agent::history::SessionMap;
 use bridge::acp_agent::{AgentOptions, Ended, ProviderProfile, serve};
 use tokio_util::sync::CancellationToken;
 
@@ -34,8 +35,10 @@ pub(crate) fn run_acp(cli: Cli) -> ExitCode {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
+    let sessions = session_map();
     let mut options = AgentOptions {
-        profile: profile(channel.id()),
+        profile: profile(&*channel, sessions.is_some()),
+        sessions,
         limits: turn_limits(&cli),
         approval_timeout: Duration::from_secs(cli.approval_timeout),
         redactor: base_redactor(),
@@ -75,16 +78,32 @@ pub(crate) fn run_acp(cli: Cli) -> ExitCode {
     }
 }
 
-/// What `initialize` advertises for `provider`. Prompts take embedded text resources
-/// everywhere (they are sent as text); no provider takes images over ACP yet, and none
-/// restores a session with `session/load` yet.
-fn profile(provider: &str) -> ProviderProfile {
-    let _ = provider;
+/// What `initialize` advertises for `channel`: `session/load` where its history is readable
+/// (a `getSession` query: Claude's session files) and the session map can be kept; embedded
+/// text resources everywhere (they are sent as text); no images over ACP yet.
+fn profile(channel: &dyn bridge::core::Channel, map_kept: bool) -> ProviderProfile {
     ProviderProfile {
-        load_session: false,
+        load_session: map_kept && bridge::core::query::find(channel, "getSession").is_some(),
         image: false,
         embedded_context: true,
     }
+}
+
+/// Where ACP sessions are paired with provider conversations: `BRIDGE_ACP_SESSIONS`, else
+/// `$XDG_STATE_HOME/bridge/acp-sessions.jsonl`, else `~/.local/state/bridge/acp-sessions.jsonl`.
+fn session_map() -> Option<SessionMap> {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let path = non_empty("BRIDGE_ACP_SESSIONS")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            non_empty("XDG_STATE_HOME")
+                .map(std::path::PathBuf::from)
+                .or_else(|| {
+                    non_empty("HOME").map(|home| std::path::Path::new(&home).join(".local/state"))
+                })
+                .map(|dir| dir.join("bridge/acp-sessions.jsonl"))
+        })?;
+    Some(SessionMap::new(path))
 }
 
 /// Asks the kernel for SIGTERM when the parent dies (the client that spawned the agent was

@@ -188,6 +188,103 @@ fn acpx_claude_text_then_a_second_turn_with_history_then_close_leaves_nothing() 
     two_turns_with_history(&claude_acpx(&sandbox, &mock), &sandbox);
 }
 
+/// acpx's agent process ends between two prompts (its queue owner's TTL): the next prompt
+/// starts a new `bridge acp claude`, which loads the session (the earlier turns replayed as
+/// updates) and resumes the conversation.
+#[test]
+fn acpx_claude_session_loaded_by_a_new_agent_process_resumes_the_conversation() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = claude_acpx(&sandbox, &mock);
+    acpx.ok(&["--ttl", "1", "sessions", "new"]);
+    let first = acpx.ok(&["--ttl", "1", "--format", "quiet", "MOCK:text hello"]);
+    assert_eq!(first.trim(), mock_llm::scenario::HELLO_TEXT);
+    assert_none_left(sandbox.root(), "the agent ends with acpx's queue owner");
+    let out = acpx.ok(&[
+        "--ttl",
+        "1",
+        "--format",
+        "json",
+        "MOCK:recall what did I say",
+    ]);
+    let all = messages(&out);
+    assert!(
+        all.iter().any(|m| m["method"] == "session/load"),
+        "acpx loads the session: {out}"
+    );
+    let text: String = updates(&all, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(
+        text.contains("MOCK:text hello") && text.contains("MOCK:recall what did I say"),
+        "the resumed conversation carries the first turn: {text}"
+    );
+    close_and_check(&acpx, &sandbox);
+    // acpx does not print what a load replays: load the session once more, by hand.
+    let load = json!({"jsonrpc":"2.0","id":1,"method":"session/load","params":{
+        "sessionId": all.iter().find(|m| m["method"] == "session/load").unwrap()["params"]["sessionId"],
+        "cwd": sandbox.work(), "mcpServers": []}});
+    let replay = raw_session(&sandbox, &mock, &[load]);
+    let user: Vec<&str> = updates(&replay, "user_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(
+        user,
+        ["MOCK:text hello", "MOCK:recall what did I say"],
+        "{replay:#?}"
+    );
+    assert!(
+        !updates(&replay, "agent_message_chunk").is_empty(),
+        "{replay:#?}"
+    );
+    let answer = replay
+        .iter()
+        .find(|m| m["id"] == 1)
+        .expect("the load's answer");
+    assert_eq!(
+        answer["result"]["modes"]["currentModeId"], "default",
+        "{answer}"
+    );
+}
+
+/// `bridge acp claude` with the environment of a `bridge claude send` against `mock`.
+fn bridge_acp_claude(sandbox: &Sandbox, mock: &Mock) -> Command {
+    let send = claude_command(sandbox, &mock.url(), &[]);
+    let mut cmd = common::bridge();
+    cmd.env_clear()
+        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(sandbox.work())
+        .args(["acp", "claude"]);
+    cmd
+}
+
+/// `bridge acp claude` fed `initialize` and then `requests` (ids from 1), read until the answer
+/// to the last one; every message it sent.
+fn raw_session(sandbox: &Sandbox, mock: &Mock, requests: &[Value]) -> Vec<Value> {
+    let (mut child, stdin, lines) = common::spawn_piped(&mut bridge_acp_claude(sandbox, mock));
+    let mut stdin = stdin.unwrap();
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}});
+    for request in std::iter::once(&init).chain(requests) {
+        writeln!(stdin, "{request}").unwrap();
+    }
+    let last = requests.last().map_or(json!(0), |r| r["id"].clone());
+    let mut seen = Vec::new();
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(60)) {
+        assert!(!line.contains(CANARY_KEY), "the API key leaked");
+        let message: Value = serde_json::from_str(&line).expect("JSON");
+        let done = message["id"] == last && message.get("method").is_none();
+        seen.push(message);
+        if done {
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    seen
+}
+
 /// Gemini's own ACP agent behind the bridge's ACP agent (warm, one `gemini --acp`).
 #[test]
 fn acpx_gemini_text_then_a_second_turn_with_history() {
@@ -423,13 +520,7 @@ fn parent_killed_mid_turn_leaves_no_process() {
 fn protocol_faults_are_json_rpc_errors_and_the_agent_goes_on() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
-    let send = claude_command(&sandbox, &mock.url(), &[]);
-    let mut cmd = common::bridge();
-    cmd.env_clear()
-        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .current_dir(sandbox.work())
-        .args(["acp", "claude"]);
-    let (mut child, stdin, lines) = common::spawn_piped(&mut cmd);
+    let (mut child, stdin, lines) = common::spawn_piped(&mut bridge_acp_claude(&sandbox, &mock));
     let mut stdin = stdin.unwrap();
     let next = || -> Value {
         let line = lines

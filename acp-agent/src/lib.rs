@@ -17,6 +17,7 @@
 //! | `initialize` | answers protocol version 1 (the only one), the provider's capabilities ([`ProviderProfile`]) and one agent auth method (the CLI's own login) |
 //! | `authenticate` | nothing to do: the CLI uses its own credentials |
 //! | `session/new` | a [`Session`] in `cwd`; the CLI is started in the background (the answer does not wait for it), the unified permission modes as ACP modes |
+//! | `session/load` | where [`ProviderProfile::load_session`]: the provider's history replayed as updates ([`history`]), then a session whose first turn resumes the conversation |
 //! | `session/prompt` | one turn; text, resource links and embedded text resources are sent as the message |
 //! | `session/cancel` | interrupts the running turn (its prompt answers `cancelled`) |
 //! | `session/set_mode` | [`Session::set_permission_mode`]: live where the CLI can change it |
@@ -45,6 +46,7 @@
 #![deny(missing_docs)]
 
 pub mod encode;
+pub mod history;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -131,6 +133,9 @@ pub struct AgentOptions {
     pub version: &'static str,
     /// The model of every session (`None`: the CLI's default).
     pub model: Option<String>,
+    /// Where ACP sessions are paired with the provider's conversations, for `session/load`
+    /// (`None`: not kept).
+    pub sessions: Option<history::SessionMap>,
 }
 
 impl Default for AgentOptions {
@@ -145,6 +150,7 @@ impl Default for AgentOptions {
             redactor: Redactor::default(),
             version: env!("CARGO_PKG_VERSION"),
             model: None,
+            sessions: None,
         }
     }
 }
@@ -267,6 +273,12 @@ struct AcpSession {
     running: Mutex<Option<CancellationToken>>,
     /// A turn ran (later ones inherit its settings).
     started: AtomicBool,
+    /// The model of its turns (`None`: the CLI's default).
+    model: Option<String>,
+    /// The provider conversation the first turn resumes (a loaded session).
+    resume: Option<String>,
+    /// The provider conversation id last recorded in the session map.
+    recorded: Mutex<Option<String>>,
 }
 
 struct Agent {
@@ -406,6 +418,15 @@ impl Agent {
             _ if !initialized => Err(RequestError::NotInitialized),
             "authenticate" => Ok(json!({})),
             "session/new" => self.new_session(&params),
+            "session/load" if self.options.profile.load_session => {
+                let agent = Arc::clone(&self);
+                self.tasks.spawn(async move {
+                    let result = agent.load_session(&params).await;
+                    let result = result.map_err(|error| (error.code(), error.to_string()));
+                    agent.out.respond(&id, result).await;
+                });
+                return;
+            }
             "session/set_mode" => self.set_mode(&params),
             "session/prompt" => {
                 // Runs concurrently: the connection stays responsive (cancel, approvals).
@@ -463,12 +484,15 @@ impl Agent {
     fn new_session(&self, params: &Value) -> Result<Value, RequestError> {
         let request: acp::NewSessionRequest = serde_json::from_value(params.clone())
             .map_err(|e| RequestError::Params(e.to_string()))?;
-        if !request.cwd.is_absolute() {
-            return Err(RequestError::Params(format!(
-                "cwd must be an absolute path, got {}",
-                request.cwd.display()
-            )));
-        }
+        absolute(&request.cwd)?;
+        let id = uuid::Uuid::new_v4().to_string();
+        self.open_session(id.clone(), request.cwd, None);
+        to_value(acp::NewSessionResponse::new(id).modes(modes()))
+    }
+
+    /// A session in `cwd` registered as `id`, whose first turn resumes `resume`; its CLI is
+    /// started in the background (an answer does not wait for the CLI to start).
+    fn open_session(&self, id: String, cwd: PathBuf, resume: Option<String>) -> Arc<AcpSession> {
         let (watcher, asks) = mpsc::unbounded_channel();
         let broker = Arc::new(
             PermissionBroker::new(true, None, self.options.approval_timeout).watched(watcher),
@@ -482,38 +506,81 @@ impl Agent {
                 ..SessionOptions::default()
             },
         );
-        let id = uuid::Uuid::new_v4().to_string();
         let session = Arc::new(AcpSession {
             id: id.clone(),
             session,
             broker,
             asks: tokio::sync::Mutex::new(asks),
-            cwd: request.cwd,
+            cwd,
             mode: Mutex::new("default".to_string()),
             running: Mutex::new(None),
             started: AtomicBool::new(false),
+            model: self.options.model.clone(),
+            recorded: Mutex::new(resume.clone()),
+            resume,
         });
-        // Warm the CLI in the background: the answer does not wait for the CLI to start.
         {
             let session = Arc::clone(&session);
-            let mut request = session.first_request(String::new());
-            request.model.clone_from(&self.options.model);
+            let request = session.first_request(String::new());
             self.tasks.spawn(async move {
                 let _ = session.session.prepare(request).await;
             });
         }
         if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.insert(id.clone(), session);
+            sessions.insert(id, Arc::clone(&session));
         }
-        let modes = MODES
-            .iter()
-            .map(|(id, name, description)| {
-                acp::SessionMode::new(*id, *name).description(description.to_string())
-            })
-            .collect();
-        let response =
-            acp::NewSessionResponse::new(id).modes(acp::SessionModeState::new("default", modes));
-        to_value(response)
+        session
+    }
+
+    /// `session/load`: the provider's history of the conversation replayed, then a session
+    /// whose first turn resumes it.
+    async fn load_session(&self, params: &Value) -> Result<Value, RequestError> {
+        let request: acp::LoadSessionRequest = serde_json::from_value(params.clone())
+            .map_err(|e| RequestError::Params(e.to_string()))?;
+        absolute(&request.cwd)?;
+        let acp_id = request.session_id.0.to_string();
+        let provider_id = self
+            .options
+            .sessions
+            .as_ref()
+            .and_then(|map| map.lookup(&acp_id))
+            .unwrap_or_else(|| acp_id.clone());
+        let query = bridge_core::query::find(&*self.channel, "getSession").ok_or_else(|| {
+            RequestError::Unsupported("this provider's history cannot be read".into())
+        })?;
+        let deadline = bridge_core::query::DEFAULT_DEADLINE;
+        let asked = bridge_core::query::QueryRequest {
+            provider: self.channel.id(),
+            args: vec![
+                provider_id.clone(),
+                request.cwd.to_string_lossy().into_owned(),
+            ],
+            stdin: None,
+            deadline,
+        };
+        let reply = match tokio::time::timeout(deadline, (query.run)(asked)).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(error)) => {
+                return Err(RequestError::Params(format!(
+                    "cannot load the session: {error}"
+                )));
+            }
+            Err(_) => {
+                return Err(RequestError::Unsupported(
+                    "reading the history timed out".into(),
+                ));
+            }
+        };
+        let body: Value = serde_json::from_str(reply.json()).unwrap_or(Value::Null);
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        if messages.is_empty() {
+            return Err(RequestError::UnknownSession(acp_id));
+        }
+        let session = self.open_session(acp_id, request.cwd, Some(provider_id));
+        for update in history::replay(&messages) {
+            self.out.update(&session.id, update).await;
+        }
+        to_value(acp::LoadSessionResponse::new().modes(modes()))
     }
 
     fn set_mode(&self, params: &Value) -> Result<Value, RequestError> {
@@ -563,9 +630,7 @@ impl Agent {
             turn.cwd = Some(session.cwd.clone());
             turn
         } else {
-            let mut turn = session.first_request(message);
-            turn.model.clone_from(&self.options.model);
-            turn
+            session.first_request(message)
         };
         let mut events = session.session.turn(Ok(turn), cancel.clone());
         let mut encoder = UpdateEncoder::default();
@@ -596,6 +661,7 @@ impl Agent {
         if let Ok(mut running) = session.running.lock() {
             *running = None;
         }
+        self.remember(&session);
         if cancel.is_cancelled() {
             return Ok(json!({"stopReason": "cancelled"}));
         }
@@ -611,6 +677,25 @@ impl Agent {
                     .unwrap_or_else(|| "the turn failed".into()),
             )),
         }
+    }
+
+    /// Records the provider conversation `session` is now, when it changed.
+    fn remember(&self, session: &AcpSession) {
+        let (Some(map), Some(provider_id)) = (&self.options.sessions, session.session.session_id())
+        else {
+            return;
+        };
+        let Ok(mut recorded) = session.recorded.lock() else {
+            return;
+        };
+        if recorded.as_deref() == Some(provider_id.as_str()) {
+            return;
+        }
+        if let Err(error) = map.record(&session.id, &provider_id) {
+            eprintln!("bridge acp: cannot record session {}: {error}", session.id);
+            return;
+        }
+        *recorded = Some(provider_id);
     }
 
     /// Asks the client about `request` and hands its answer to the broker.
@@ -690,7 +775,32 @@ impl AcpSession {
         let mut request = Request::from_prompt(message);
         request.cwd = Some(self.cwd.clone());
         request.permission_mode = self.mode.lock().ok().map(|mode| mode.clone());
+        request.session_id.clone_from(&self.resume);
+        request.model.clone_from(&self.model);
         request
+    }
+}
+
+/// The unified permission modes as an ACP mode state (a session starts in `default`).
+fn modes() -> acp::SessionModeState {
+    let modes = MODES
+        .iter()
+        .map(|(id, name, description)| {
+            acp::SessionMode::new(*id, *name).description(description.to_string())
+        })
+        .collect();
+    acp::SessionModeState::new("default", modes)
+}
+
+/// A session's `cwd` must be absolute (the protocol says so).
+fn absolute(cwd: &std::path::Path) -> Result<(), RequestError> {
+    if cwd.is_absolute() {
+        Ok(())
+    } else {
+        Err(RequestError::Params(format!(
+            "cwd must be an absolute path, got {}",
+            cwd.display()
+        )))
     }
 }
 
