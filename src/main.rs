@@ -3,6 +3,7 @@
 //! ```text
 //! bridge <provider> send [PROMPT] [--format markers|jsonl|text] [--raw] [...]
 //! bridge <provider> <query> [ARGS...]      (getSession <sessionId> <cwd>, listModels, ...)
+//! bridge acp <provider>                    (the provider as an ACP agent on stdio)
 //! ```
 //!
 //! Without a prompt argument the request JSON is read from stdin (ai-bridge style). The format
