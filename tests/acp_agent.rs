@@ -189,8 +189,8 @@ fn acpx_claude_text_then_a_second_turn_with_history_then_close_leaves_nothing() 
 }
 
 /// acpx's agent process ends between two prompts (its queue owner's TTL): the next prompt
-/// starts a new `bridge acp claude`, which loads the session (the earlier turns replayed as
-/// updates) and resumes the conversation.
+/// starts a new `bridge acp claude`, which resumes the session and its conversation; by hand,
+/// `session/load` replays the earlier turns as updates and `session/resume` does not.
 #[test]
 fn acpx_claude_session_loaded_by_a_new_agent_process_resumes_the_conversation() {
     let mock = Mock::start();
@@ -208,10 +208,12 @@ fn acpx_claude_session_loaded_by_a_new_agent_process_resumes_the_conversation() 
         "MOCK:recall what did I say",
     ]);
     let all = messages(&out);
-    assert!(
-        all.iter().any(|m| m["method"] == "session/load"),
-        "acpx loads the session: {out}"
-    );
+    // acpx resumes (`session/resume`, advertised with `session/load`).
+    let reopened = all
+        .iter()
+        .find(|m| m["method"] == "session/resume" || m["method"] == "session/load")
+        .unwrap_or_else(|| panic!("acpx reopens the session: {out}"));
+    let id = reopened["params"]["sessionId"].clone();
     let text: String = updates(&all, "agent_message_chunk")
         .iter()
         .filter_map(|u| u["content"]["text"].as_str())
@@ -221,10 +223,9 @@ fn acpx_claude_session_loaded_by_a_new_agent_process_resumes_the_conversation() 
         "the resumed conversation carries the first turn: {text}"
     );
     close_and_check(&acpx, &sandbox);
-    // acpx does not print what a load replays: load the session once more, by hand.
+    // session/load replays the history as updates.
     let load = json!({"jsonrpc":"2.0","id":1,"method":"session/load","params":{
-        "sessionId": all.iter().find(|m| m["method"] == "session/load").unwrap()["params"]["sessionId"],
-        "cwd": sandbox.work(), "mcpServers": []}});
+        "sessionId": id, "cwd": sandbox.work(), "mcpServers": []}});
     let replay = raw_session(&sandbox, &mock, &[load]);
     let user: Vec<&str> = updates(&replay, "user_message_chunk")
         .iter()
@@ -247,6 +248,31 @@ fn acpx_claude_session_loaded_by_a_new_agent_process_resumes_the_conversation() 
         answer["result"]["modes"]["currentModeId"], "default",
         "{answer}"
     );
+    let init = replay.iter().find(|m| m["id"] == 0).expect("initialize");
+    assert_eq!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]["resume"],
+        json!({}),
+        "{init}"
+    );
+    // session/resume: no replay, and the next turn continues the conversation.
+    let resume = json!({"jsonrpc":"2.0","id":1,"method":"session/resume","params":{
+        "sessionId": id, "cwd": sandbox.work(), "mcpServers": []}});
+    let prompt = json!({"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{
+        "sessionId": id, "prompt": [{"type": "text", "text": "MOCK:recall and now?"}]}});
+    let resumed = raw_session(&sandbox, &mock, &[resume, prompt]);
+    assert!(
+        updates(&resumed, "user_message_chunk").is_empty(),
+        "{resumed:#?}"
+    );
+    let text: String = updates(&resumed, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(
+        text.contains("MOCK:text hello") && text.contains("MOCK:recall and now?"),
+        "{text}"
+    );
+    assert_none_left(sandbox.root(), "no agent process after the raw sessions");
 }
 
 /// `bridge acp claude` with the environment of a `bridge claude send` against `mock`.

@@ -18,6 +18,7 @@
 //! | `authenticate` | nothing to do: the CLI uses its own credentials |
 //! | `session/new` | a [`Session`] in `cwd`; the CLI is started in the background (the answer does not wait for it), the unified permission modes as ACP modes |
 //! | `session/load` | where [`ProviderProfile::load_session`]: the provider's history replayed as updates ([`history`]), then a session whose first turn resumes the conversation |
+//! | `session/resume` | the same without the replay (`sessionCapabilities.resume` where `session/load` is) |
 //! | `session/prompt` | one turn; text, resource links and embedded text resources are sent as the message |
 //! | `session/cancel` | interrupts the running turn (its prompt answers `cancelled`) |
 //! | `session/set_mode` | [`Session::set_permission_mode`]: live where the CLI can change it |
@@ -418,14 +419,9 @@ impl Agent {
             _ if !initialized => Err(RequestError::NotInitialized),
             "authenticate" => Ok(json!({})),
             "session/new" => self.new_session(&params),
-            "session/load" if self.options.profile.load_session => {
-                let agent = Arc::clone(&self);
-                self.tasks.spawn(async move {
-                    let result = agent.load_session(&params).await;
-                    let result = result.map_err(|error| (error.code(), error.to_string()));
-                    agent.out.respond(&id, result).await;
-                });
-                return;
+            // Answered before the next line is read: a prompt right behind it finds the session.
+            "session/load" | "session/resume" if self.options.profile.load_session => {
+                self.load_session(&params, method == "session/load").await
             }
             "session/set_mode" => self.set_mode(&params),
             "session/prompt" => {
@@ -456,8 +452,13 @@ impl Agent {
         self.initialized.store(true, Ordering::SeqCst);
         let profile = self.options.profile;
         let name = self.channel.display_name();
+        let mut sessions = acp::SessionCapabilities::new();
+        if profile.load_session {
+            sessions = sessions.resume(acp::SessionResumeCapabilities::new());
+        }
         let capabilities = acp::AgentCapabilities::new()
             .load_session(profile.load_session)
+            .session_capabilities(sessions)
             .prompt_capabilities(
                 acp::PromptCapabilities::new()
                     .image(profile.image)
@@ -532,9 +533,11 @@ impl Agent {
         session
     }
 
-    /// `session/load`: the provider's history of the conversation replayed, then a session
-    /// whose first turn resumes it.
-    async fn load_session(&self, params: &Value) -> Result<Value, RequestError> {
+    /// `session/load` (`replay`: the provider's history of the conversation replayed as
+    /// updates) and `session/resume` (no replay): a session whose first turn resumes the
+    /// conversation, once its history was found.
+    async fn load_session(&self, params: &Value, replay: bool) -> Result<Value, RequestError> {
+        // Both requests have the same required fields.
         let request: acp::LoadSessionRequest = serde_json::from_value(params.clone())
             .map_err(|e| RequestError::Params(e.to_string()))?;
         absolute(&request.cwd)?;
@@ -577,6 +580,9 @@ impl Agent {
             return Err(RequestError::UnknownSession(acp_id));
         }
         let session = self.open_session(acp_id, request.cwd, Some(provider_id));
+        if !replay {
+            return to_value(acp::ResumeSessionResponse::new().modes(modes()));
+        }
         for update in history::replay(&messages) {
             self.out.update(&session.id, update).await;
         }
