@@ -696,3 +696,73 @@ fn the_official_sdk_client_validates_every_message_of_a_session() {
     );
     assert_none_left(sandbox.root(), "no agent process after stdin closed");
 }
+
+/// The CLI crashes mid-prompt (the second of the session): the prompt ends with a JSON-RPC
+/// error, and the next prompt of the same session works (the session restarts the CLI and
+/// resumes).
+#[test]
+fn a_cli_crash_mid_prompt_fails_it_and_the_session_goes_on() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let (mut child, stdin, lines) = common::spawn_piped(&mut bridge_acp_claude(&sandbox, &mock));
+    let mut stdin = stdin.unwrap();
+    let mut send = |v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let until = |pred: &dyn Fn(&Value) -> bool| -> Value {
+        loop {
+            let line = lines
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the agent answers");
+            let message: Value = serde_json::from_str(&line).expect("JSON");
+            if pred(&message) {
+                return message;
+            }
+        }
+    };
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}});
+    send(init);
+    let cwd = sandbox.work();
+    send(
+        json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":cwd,"mcpServers":[]}}),
+    );
+    let session = until(&|m| m["id"] == 1)["result"]["sessionId"].clone();
+    let prompt = |id: u32, text: &str| {
+        let block = json!({"type": "text", "text": text});
+        let params = json!({"sessionId": session, "prompt": [block]});
+        json!({"jsonrpc":"2.0","id":id,"method":"session/prompt","params":params})
+    };
+    // A whole first turn: the conversation exists on disk before the crash.
+    send(prompt(4, "MOCK:text first"));
+    assert_eq!(until(&|m| m["id"] == 4)["result"]["stopReason"], "end_turn");
+    send(prompt(2, "MOCK:slow count"));
+    until(&|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk");
+    let clis: Vec<i32> = agent_processes(sandbox.root())
+        .iter()
+        .filter(|p| !p.contains(" acp claude"))
+        .filter_map(|p| p.split(':').next()?.parse().ok())
+        .collect();
+    assert!(!clis.is_empty(), "the CLI runs");
+    for pid in &clis {
+        // SAFETY: kill has no memory effects; the pid is a process of this test's sandbox.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    let failed = until(&|m| m["id"] == 2);
+    assert_eq!(failed["error"]["code"], -32603, "killed {clis:?}: {failed}");
+    send(prompt(3, "MOCK:text again"));
+    let reply =
+        |m: &Value| m["id"] == 3 || m["params"]["update"]["sessionUpdate"] == "agent_message_chunk";
+    let mut text = String::new();
+    let mut answer = until(&reply);
+    while answer["id"] != 3 {
+        let piece = &answer["params"]["update"]["content"]["text"];
+        text.push_str(piece.as_str().unwrap_or_default());
+        answer = until(&reply);
+    }
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
+    drop(stdin);
+    assert!(child.wait().expect("exits").success());
+    assert_none_left(sandbox.root(), "no agent process after stdin closed");
+}
