@@ -697,6 +697,96 @@ fn the_official_sdk_client_validates_every_message_of_a_session() {
     assert_none_left(sandbox.root(), "no agent process after stdin closed");
 }
 
+/// A `bridge acp claude` driven line by line.
+struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    session: Value,
+}
+
+impl Raw {
+    /// The agent, initialized, with one session in the sandbox; `args` go after `acp claude`.
+    fn start(sandbox: &Sandbox, mock: &Mock, args: &[&str]) -> Raw {
+        let mut cmd = bridge_acp_claude(sandbox, mock);
+        cmd.args(args);
+        let (child, stdin, lines) = common::spawn_piped(&mut cmd);
+        let mut raw = Raw {
+            child,
+            stdin,
+            lines,
+            session: Value::Null,
+        };
+        raw.send(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}),
+        );
+        let params = json!({"cwd": sandbox.work(), "mcpServers": []});
+        raw.send(json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":params}));
+        raw.session = raw.until(|m| m["id"] == 1)["result"]["sessionId"].clone();
+        raw
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message that `pred` accepts (the others are skipped).
+    fn until(&self, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the agent answers");
+            assert!(!line.contains(CANARY_KEY), "the API key leaked");
+            let message: Value = serde_json::from_str(&line).expect("JSON");
+            if pred(&message) {
+                return message;
+            }
+        }
+    }
+
+    /// Sends a request of the session (`sessionId` added to `params`).
+    fn request(&mut self, id: u32, method: &str, mut params: Value) {
+        params["sessionId"] = self.session.clone();
+        self.send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}));
+    }
+
+    fn prompt(&mut self, id: u32, text: &str) {
+        self.request(
+            id,
+            "session/prompt",
+            json!({"prompt": [{"type": "text", "text": text}]}),
+        );
+    }
+
+    /// Reads up to the answer to request `id`: the answer, and the text streamed before it.
+    fn answer(&self, id: u32) -> (Value, String) {
+        let mut text = String::new();
+        loop {
+            let m = self.until(|m| {
+                m["id"] == id || m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+            });
+            if m["id"] == id && m.get("method").is_none() {
+                return (m, text);
+            }
+            text.push_str(
+                m["params"]["update"]["content"]["text"]
+                    .as_str()
+                    .unwrap_or_default(),
+            );
+        }
+    }
+
+    /// Closes stdin: the agent exits 0 and leaves no process in the sandbox.
+    fn close(mut self, sandbox: &Sandbox) {
+        self.stdin = None;
+        assert!(self.child.wait().expect("exits").success());
+        assert_none_left(sandbox.root(), "no agent process after stdin closed");
+    }
+}
+
 /// The CLI crashes mid-prompt (the second of the session): the prompt ends with a JSON-RPC
 /// error, and the next prompt of the same session works (the session restarts the CLI and
 /// resumes).
@@ -704,40 +794,12 @@ fn the_official_sdk_client_validates_every_message_of_a_session() {
 fn a_cli_crash_mid_prompt_fails_it_and_the_session_goes_on() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
-    let (mut child, stdin, lines) = common::spawn_piped(&mut bridge_acp_claude(&sandbox, &mock));
-    let mut stdin = stdin.unwrap();
-    let mut send = |v: Value| {
-        writeln!(stdin, "{v}").unwrap();
-        stdin.flush().unwrap();
-    };
-    let until = |pred: &dyn Fn(&Value) -> bool| -> Value {
-        loop {
-            let line = lines
-                .recv_timeout(Duration::from_secs(60))
-                .expect("the agent answers");
-            let message: Value = serde_json::from_str(&line).expect("JSON");
-            if pred(&message) {
-                return message;
-            }
-        }
-    };
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}});
-    send(init);
-    let cwd = sandbox.work();
-    send(
-        json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":cwd,"mcpServers":[]}}),
-    );
-    let session = until(&|m| m["id"] == 1)["result"]["sessionId"].clone();
-    let prompt = |id: u32, text: &str| {
-        let block = json!({"type": "text", "text": text});
-        let params = json!({"sessionId": session, "prompt": [block]});
-        json!({"jsonrpc":"2.0","id":id,"method":"session/prompt","params":params})
-    };
+    let mut raw = Raw::start(&sandbox, &mock, &[]);
     // A whole first turn: the conversation exists on disk before the crash.
-    send(prompt(4, "MOCK:text first"));
-    assert_eq!(until(&|m| m["id"] == 4)["result"]["stopReason"], "end_turn");
-    send(prompt(2, "MOCK:slow count"));
-    until(&|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk");
+    raw.prompt(2, "MOCK:text first");
+    assert_eq!(raw.answer(2).0["result"]["stopReason"], "end_turn");
+    raw.prompt(3, "MOCK:slow count");
+    raw.until(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk");
     let clis: Vec<i32> = agent_processes(sandbox.root())
         .iter()
         .filter(|p| !p.contains(" acp claude"))
@@ -748,21 +810,51 @@ fn a_cli_crash_mid_prompt_fails_it_and_the_session_goes_on() {
         // SAFETY: kill has no memory effects; the pid is a process of this test's sandbox.
         unsafe { libc::kill(*pid, libc::SIGKILL) };
     }
-    let failed = until(&|m| m["id"] == 2);
+    let (failed, _) = raw.answer(3);
     assert_eq!(failed["error"]["code"], -32603, "killed {clis:?}: {failed}");
-    send(prompt(3, "MOCK:text again"));
-    let reply =
-        |m: &Value| m["id"] == 3 || m["params"]["update"]["sessionUpdate"] == "agent_message_chunk";
-    let mut text = String::new();
-    let mut answer = until(&reply);
-    while answer["id"] != 3 {
-        let piece = &answer["params"]["update"]["content"]["text"];
-        text.push_str(piece.as_str().unwrap_or_default());
-        answer = until(&reply);
-    }
+    raw.prompt(4, "MOCK:text again");
+    let (answer, text) = raw.answer(4);
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
-    drop(stdin);
-    assert!(child.wait().expect("exits").success());
-    assert_none_left(sandbox.root(), "no agent process after stdin closed");
+    raw.close(&sandbox);
+}
+
+/// Approvals the client never answers are denied when `--approval-timeout` passes, and plan
+/// mode's policy denies without asking: both are refusals the model sees (the call fails, the
+/// turn ends `end_turn`), never `cancelled`.
+#[test]
+fn an_unanswered_approval_and_a_policy_denial_are_rejections_not_cancellations() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &["--approval-timeout", "2"]);
+    raw.prompt(2, "MOCK:danger make a file");
+    let asked = raw.until(|m| m["method"] == "session/request_permission");
+    assert_eq!(asked["params"]["toolCall"]["kind"], "execute", "{asked}");
+    // Not answered.
+    let failed = raw.until(|m| {
+        m["params"]["update"]["sessionUpdate"] == "tool_call_update"
+            && m["params"]["update"]["status"] == "failed"
+    });
+    assert!(failed["params"]["update"]["toolCallId"].is_string());
+    let (end, _) = raw.answer(2);
+    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+    assert!(!sandbox.work().join("mock-created.txt").exists());
+
+    raw.request(3, "session/set_mode", json!({"modeId": "plan"}));
+    assert_eq!(raw.answer(3).0["result"], json!({}));
+    raw.prompt(4, "MOCK:write create the file");
+    // Plan mode decides: the client is never asked.
+    let end = raw.until(|m| {
+        assert_ne!(
+            m["method"], "session/request_permission",
+            "plan mode asked: {m}"
+        );
+        m["id"] == 4
+    });
+    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+    assert!(
+        !sandbox.work().join("mock-written.txt").exists(),
+        "plan mode let the write through"
+    );
+    raw.close(&sandbox);
 }
