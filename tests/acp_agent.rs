@@ -858,3 +858,57 @@ fn an_unanswered_approval_and_a_policy_denial_are_rejections_not_cancellations()
     );
     raw.close(&sandbox);
 }
+
+/// The provider's models are the `model` session config option (offered once the list is read,
+/// with a `config_option_update` to the sessions opened before); choosing one sets the model of
+/// the next turn.
+#[test]
+fn the_model_is_a_session_config_option() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &[]);
+    let update = raw.until(|m| m["params"]["update"]["sessionUpdate"] == "config_option_update");
+    let option = &update["params"]["update"]["configOptions"][0];
+    assert_eq!(
+        (option["id"].as_str(), option["category"].as_str()),
+        (Some("model"), Some("model")),
+        "{update}"
+    );
+    let models: Vec<&str> = option["options"]
+        .as_array()
+        .expect("the models")
+        .iter()
+        .filter_map(|m| m["value"].as_str())
+        .collect();
+    // Claude Code's list names `haiku`; the mock sees the model it resolves to.
+    let chosen = "haiku";
+    assert!(models.contains(&chosen), "{models:?}");
+    raw.request(
+        2,
+        "session/set_config_option",
+        json!({"configId": "model", "value": chosen}),
+    );
+    let (set, _) = raw.answer(2);
+    assert_eq!(
+        set["result"]["configOptions"][0]["currentValue"], chosen,
+        "{set}"
+    );
+    raw.prompt(3, "MOCK:text hi");
+    assert_eq!(raw.answer(3).0["result"]["stopReason"], "end_turn");
+    let asked: Vec<String> = mock
+        .model_requests()
+        .iter()
+        .filter_map(|r| r.body["model"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        asked.last().is_some_and(|m| m.contains("haiku")),
+        "the turn ran on the chosen model: {asked:?}"
+    );
+    raw.request(
+        4,
+        "session/set_config_option",
+        json!({"configId": "nope", "value": "x"}),
+    );
+    assert_eq!(raw.answer(4).0["error"]["code"], -32602);
+    raw.close(&sandbox);
+}

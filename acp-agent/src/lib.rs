@@ -22,6 +22,7 @@
 //! | `session/prompt` | one turn; text, resource links and embedded text resources are sent as the message |
 //! | `session/cancel` | interrupts the running turn (its prompt answers `cancelled`) |
 //! | `session/set_mode` | [`Session::set_permission_mode`]: live where the CLI can change it |
+//! | `session/set_config_option` | `model` ([`Session::set_model`]): the provider's `listModels`, read once after `initialize` (sessions opened before it came get a `config_option_update`) |
 //!
 //! Anything else is a JSON-RPC "method not found"; a line that is not JSON a "parse error";
 //! wrong params "invalid params". Nothing a client sends can panic the agent.
@@ -274,8 +275,8 @@ struct AcpSession {
     running: Mutex<Option<CancellationToken>>,
     /// A turn ran (later ones inherit its settings).
     started: AtomicBool,
-    /// The model of its turns (`None`: the CLI's default).
-    model: Option<String>,
+    /// The model of its turns (`None`: the CLI's default); `session/set_config_option` changes it.
+    model: Mutex<Option<String>>,
     /// The provider conversation the first turn resumes (a loaded session).
     resume: Option<String>,
     /// The provider conversation id last recorded in the session map.
@@ -290,6 +291,8 @@ struct Agent {
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
     initialized: AtomicBool,
     tasks: TaskTracker,
+    /// The provider's models (`listModels`), once read: offered as the `model` config option.
+    models: Mutex<Option<Vec<(String, String)>>>,
 }
 
 /// Serves the ACP agent for `channel` on `input` / `output` until the client goes away (see
@@ -330,6 +333,7 @@ where
         sessions: Mutex::default(),
         initialized: AtomicBool::new(false),
         tasks: TaskTracker::new(),
+        models: Mutex::new(None),
         options,
     });
     let mut lines = LineReader::new(input, agent.options.max_line_bytes);
@@ -424,6 +428,7 @@ impl Agent {
                 self.load_session(&params, method == "session/load").await
             }
             "session/set_mode" => self.set_mode(&params),
+            "session/set_config_option" => self.set_config_option(&params),
             "session/prompt" => {
                 // Runs concurrently: the connection stays responsive (cancel, approvals).
                 let agent = Arc::clone(&self);
@@ -443,13 +448,17 @@ impl Agent {
         self.out.respond(&id, result).await;
     }
 
-    fn initialize(&self, params: &Value) -> Result<Value, RequestError> {
+    fn initialize(self: &Arc<Self>, params: &Value) -> Result<Value, RequestError> {
         let request: acp::InitializeRequest = serde_json::from_value(params.clone())
             .map_err(|e| RequestError::Params(e.to_string()))?;
         // Version 1 is the only one spoken; a client that asked for another one decides
         // whether it can live with it.
         let _ = request.protocol_version;
-        self.initialized.store(true, Ordering::SeqCst);
+        if !self.initialized.swap(true, Ordering::SeqCst) {
+            // The model list comes from the CLI (a second or so): read it in the background.
+            let agent = Arc::clone(self);
+            self.tasks.spawn(async move { agent.read_models().await });
+        }
         let profile = self.options.profile;
         let name = self.channel.display_name();
         let mut sessions = acp::SessionCapabilities::new();
@@ -488,7 +497,12 @@ impl Agent {
         absolute(&request.cwd)?;
         let id = uuid::Uuid::new_v4().to_string();
         self.open_session(id.clone(), request.cwd, None);
-        to_value(acp::NewSessionResponse::new(id).modes(modes()))
+        let options = self.config_options(&self.options.model);
+        to_value(
+            acp::NewSessionResponse::new(id)
+                .modes(modes())
+                .config_options(options),
+        )
     }
 
     /// A session in `cwd` registered as `id`, whose first turn resumes `resume`; its CLI is
@@ -516,7 +530,7 @@ impl Agent {
             mode: Mutex::new("default".to_string()),
             running: Mutex::new(None),
             started: AtomicBool::new(false),
-            model: self.options.model.clone(),
+            model: Mutex::new(self.options.model.clone()),
             recorded: Mutex::new(resume.clone()),
             resume,
         });
@@ -548,45 +562,140 @@ impl Agent {
             .as_ref()
             .and_then(|map| map.lookup(&acp_id))
             .unwrap_or_else(|| acp_id.clone());
-        let query = bridge_core::query::find(&*self.channel, "getSession").ok_or_else(|| {
-            RequestError::Unsupported("this provider's history cannot be read".into())
-        })?;
-        let deadline = bridge_core::query::DEFAULT_DEADLINE;
-        let asked = bridge_core::query::QueryRequest {
-            provider: self.channel.id(),
-            args: vec![
-                provider_id.clone(),
-                request.cwd.to_string_lossy().into_owned(),
-            ],
-            stdin: None,
-            deadline,
-        };
-        let reply = match tokio::time::timeout(deadline, (query.run)(asked)).await {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(error)) => {
-                return Err(RequestError::Params(format!(
-                    "cannot load the session: {error}"
-                )));
-            }
-            Err(_) => {
-                return Err(RequestError::Unsupported(
-                    "reading the history timed out".into(),
-                ));
-            }
-        };
-        let body: Value = serde_json::from_str(reply.json()).unwrap_or(Value::Null);
+        let args = vec![
+            provider_id.clone(),
+            request.cwd.to_string_lossy().into_owned(),
+        ];
+        let body = self
+            .query("getSession", args)
+            .await
+            .map_err(|error| RequestError::Params(format!("cannot load the session: {error}")))?;
         let messages = body["messages"].as_array().cloned().unwrap_or_default();
         if messages.is_empty() {
             return Err(RequestError::UnknownSession(acp_id));
         }
         let session = self.open_session(acp_id, request.cwd, Some(provider_id));
+        let options = self.config_options(&self.options.model);
         if !replay {
-            return to_value(acp::ResumeSessionResponse::new().modes(modes()));
+            return to_value(
+                acp::ResumeSessionResponse::new()
+                    .modes(modes())
+                    .config_options(options),
+            );
         }
         for update in history::replay(&messages) {
             self.out.update(&session.id, update).await;
         }
-        to_value(acp::LoadSessionResponse::new().modes(modes()))
+        to_value(
+            acp::LoadSessionResponse::new()
+                .modes(modes())
+                .config_options(options),
+        )
+    }
+
+    /// Runs the provider's query `name` with `args`: its reply, or why there is none.
+    async fn query(&self, name: &str, args: Vec<String>) -> Result<Value, String> {
+        let query = bridge_core::query::find(&*self.channel, name)
+            .ok_or_else(|| format!("{} has no {name}", self.channel.display_name()))?;
+        let deadline = bridge_core::query::DEFAULT_DEADLINE;
+        let asked = bridge_core::query::QueryRequest {
+            provider: self.channel.id(),
+            args,
+            stdin: None,
+            deadline,
+        };
+        match tokio::time::timeout(deadline, (query.run)(asked)).await {
+            Ok(Ok(reply)) => serde_json::from_str(reply.json()).map_err(|e| e.to_string()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err(format!("{name} did not finish in time")),
+        }
+    }
+
+    /// Reads the provider's model list (`listModels`) once.
+    async fn read_models(&self) {
+        let Ok(list) = self
+            .query(bridge_core::query::LIST_MODELS, Vec::new())
+            .await
+        else {
+            return;
+        };
+        let models: Vec<(String, String)> = list["models"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                let id = m["id"].as_str()?.to_string();
+                let label = m["label"].as_str().unwrap_or(&id).to_string();
+                Some((id, label))
+            })
+            .collect();
+        if list["success"] != true || models.is_empty() {
+            return;
+        }
+        if let Ok(mut known) = self.models.lock() {
+            *known = Some(models);
+        }
+        // Sessions opened before the list came learn of the option now.
+        let sessions: Vec<Arc<AcpSession>> = self
+            .sessions
+            .lock()
+            .map(|s| s.values().cloned().collect())
+            .unwrap_or_default();
+        for session in sessions {
+            let current = session.model.lock().ok().and_then(|m| m.clone());
+            if let Some(options) = self.config_options(&current) {
+                let update =
+                    acp::SessionUpdate::ConfigOptionUpdate(acp::ConfigOptionUpdate::new(options));
+                self.out.update(&session.id, update).await;
+            }
+        }
+    }
+
+    /// The session config options: the model, where the provider's model list is known.
+    fn config_options(&self, current: &Option<String>) -> Option<Vec<acp::SessionConfigOption>> {
+        let models = self.models.lock().ok()?.clone()?;
+        let current = current
+            .clone()
+            .or_else(|| models.first().map(|(id, _)| id.clone()))?;
+        let mut options: Vec<acp::SessionConfigSelectOption> = models
+            .iter()
+            .map(|(id, label)| acp::SessionConfigSelectOption::new(id.clone(), label.clone()))
+            .collect();
+        if !models.iter().any(|(id, _)| *id == current) {
+            options.push(acp::SessionConfigSelectOption::new(
+                current.clone(),
+                current.clone(),
+            ));
+        }
+        Some(vec![
+            acp::SessionConfigOption::select("model", "Model", current, options)
+                .category(acp::SessionConfigOptionCategory::Model),
+        ])
+    }
+
+    /// `session/set_config_option`: `model` ([`Session::set_model`], from the next turn).
+    fn set_config_option(&self, params: &Value) -> Result<Value, RequestError> {
+        let request: acp::SetSessionConfigOptionRequest = serde_json::from_value(params.clone())
+            .map_err(|e| RequestError::Params(e.to_string()))?;
+        let session = self
+            .session(&request.session_id.0)
+            .ok_or_else(|| RequestError::UnknownSession(request.session_id.0.to_string()))?;
+        let acp::SessionConfigOptionValue::ValueId { value } = request.value else {
+            return Err(RequestError::Params("`model` takes a model id".into()));
+        };
+        if &*request.config_id.0 != "model" {
+            return Err(RequestError::Params(format!(
+                "unknown config option `{}` (options: model)",
+                request.config_id.0
+            )));
+        }
+        let model = value.0.to_string();
+        session.session.set_model(model.clone());
+        if let Ok(mut current) = session.model.lock() {
+            *current = Some(model.clone());
+        }
+        let options = self.config_options(&Some(model)).unwrap_or_default();
+        to_value(acp::SetSessionConfigOptionResponse::new(options))
     }
 
     fn set_mode(&self, params: &Value) -> Result<Value, RequestError> {
@@ -782,7 +891,7 @@ impl AcpSession {
         request.cwd = Some(self.cwd.clone());
         request.permission_mode = self.mode.lock().ok().map(|mode| mode.clone());
         request.session_id.clone_from(&self.resume);
-        request.model.clone_from(&self.model);
+        request.model = self.model.lock().ok().and_then(|model| model.clone());
         request
     }
 }
