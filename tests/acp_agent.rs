@@ -912,3 +912,56 @@ fn the_model_is_a_session_config_option() {
     assert_eq!(raw.answer(4).0["error"]["code"], -32602);
     raw.close(&sandbox);
 }
+
+/// The client goes away mid-turn (stdin closes while the answer streams): the agent interrupts
+/// the turn, closes its session and exits 0 with nothing left.
+#[test]
+fn the_client_closing_stdin_mid_turn_leaves_no_process() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &[]);
+    raw.prompt(2, "MOCK:slow count");
+    raw.until(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk");
+    let started = Instant::now();
+    raw.close(&sandbox);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the agent took {:?} to end",
+        started.elapsed()
+    );
+}
+
+/// A flood: a line over the 16 MiB cap and a burst of requests; each gets its JSON-RPC error,
+/// and the session still works.
+#[test]
+fn a_flood_of_input_is_answered_line_by_line_and_the_agent_goes_on() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &[]);
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":99,"method":"x","params":"{}"}}"#,
+        "a".repeat(17 * 1024 * 1024)
+    );
+    {
+        let stdin = raw.stdin.as_mut().unwrap();
+        writeln!(stdin, "{huge}").unwrap();
+    }
+    let too_long = raw.until(|m| {
+        m["error"]["message"]
+            .as_str()
+            .is_some_and(|t| t.contains("longer"))
+    });
+    assert_eq!(too_long["error"]["code"], -32600, "{too_long}");
+    for id in 100..1100 {
+        raw.send(json!({"jsonrpc":"2.0","id":id,"method":"no/such"}));
+    }
+    for id in 100..1100 {
+        let answer = raw.until(|m| m.get("id").is_some_and(|i| i == id));
+        assert_eq!(answer["error"]["code"], -32601);
+    }
+    raw.prompt(2, "MOCK:text after the flood");
+    let (end, text) = raw.answer(2);
+    assert_eq!(end["result"]["stopReason"], "end_turn");
+    assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
+    raw.close(&sandbox);
+}
