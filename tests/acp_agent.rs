@@ -320,6 +320,54 @@ fn acpx_gemini_text_then_a_second_turn_with_history() {
     two_turns_with_history(&Acpx::for_send(&send, "gemini"), &sandbox);
 }
 
+/// acpx for Codex through its app-server: the mock's Responses API through the bridge's
+/// provider variables (no request fields over ACP), model `gpt-5.5`.
+fn codex_acpx(sandbox: &Sandbox, mock: &Mock) -> Acpx {
+    let mut send = common::codex_command(sandbox, &[]);
+    send.env("BRIDGE_CODEX_BASE_URL", mock.api_base())
+        .env("BRIDGE_CODEX_API_KEY", CANARY_KEY);
+    let mut acpx = Acpx::for_send(&send, "codex");
+    acpx.agent.push_str(" --model gpt-5.5");
+    acpx
+}
+
+/// Codex through the app-server (one warm process): two turns in one session.
+#[test]
+fn acpx_codex_text_then_a_second_turn_with_history() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    two_turns_with_history(&codex_acpx(&sandbox, &mock), &sandbox);
+}
+
+/// Codex asks to leave its sandbox (`MOCK:escalate`): acpx allows it (the command runs) or
+/// denies it (nothing runs, the turn goes on).
+#[test]
+fn acpx_codex_escalation_allowed_and_denied_through_the_client() {
+    for (policy, code, runs) in [("--approve-all", 0, true), ("--deny-all", 5, false)] {
+        let mock = Mock::start();
+        let sandbox = Sandbox::new();
+        let acpx = codex_acpx(&sandbox, &mock);
+        let output = acpx.run(&[policy, "--format", "json", "exec", "MOCK:escalate write it"]);
+        let (out, err) = texts(&output);
+        assert_eq!(output.status.code(), Some(code), "{policy}: {out}\n{err}");
+        let all = messages(&out);
+        assert_eq!(
+            all.iter()
+                .filter(|m| m["method"] == "session/request_permission")
+                .count(),
+            1,
+            "{policy}: {out}"
+        );
+        assert_eq!(
+            sandbox.work().join("mock_escalated.txt").exists(),
+            runs,
+            "{policy}: {out}"
+        );
+        assert_eq!(stop_reasons(&all), vec!["end_turn"], "{policy}: {out}");
+        assert_none_left(sandbox.root(), "no agent process after the exec");
+    }
+}
+
 /// pi runs a process per turn: the second turn respawns it and resumes the conversation.
 #[test]
 fn acpx_pi_text_then_a_second_turn_with_history() {
