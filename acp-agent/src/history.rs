@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use agent_client_protocol_schema::v1 as acp;
 use serde_json::{Value, json};
 
-/// Longest map file read (older pairs beyond it are not found).
+/// How much of the end of the map file is read (older pairs before it are not found).
 const MAX_MAP_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The ACP session id → provider conversation id pairs, in a file.
@@ -46,8 +46,13 @@ impl SessionMap {
 
     /// The provider conversation of ACP session `acp`, if one was recorded.
     pub fn lookup(&self, acp: &str) -> Option<String> {
-        let file = std::fs::File::open(&self.path).ok()?;
-        let reader = std::io::BufReader::new(std::io::Read::take(file, MAX_MAP_BYTES));
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = std::fs::File::open(&self.path).ok()?;
+        let len = file.metadata().ok()?.len();
+        // The newest pairs are at the end (a cut first line just fails to parse).
+        file.seek(SeekFrom::Start(len.saturating_sub(MAX_MAP_BYTES)))
+            .ok()?;
+        let reader = std::io::BufReader::new(file.take(MAX_MAP_BYTES));
         let mut found = None;
         for line in reader.lines().map_while(Result::ok) {
             let Ok(pair) = serde_json::from_str::<Value>(&line) else {

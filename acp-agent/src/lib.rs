@@ -35,13 +35,19 @@
 //! connection builder is not used: it reads input lines without a bound (rust-sdk #340/#342),
 //! so one endless line from a client would cost unbounded memory. Lines here are read with
 //! [`bridge_core::lines::LineReader`] (a cap per line, invalid UTF-8 decoded lossily) and framed
-//! with [`bridge_core::jsonrpc`], the same framing the ACP client engine uses.
+//! with [`bridge_core::jsonrpc`], the same framing the ACP client engine uses. The end-to-end
+//! tests check every message against the official TypeScript SDK's schemas.
+//!
+//! Not there yet: `session/list` and `session/close`, `usage_update` (the event model carries
+//! no context-window size, which it needs), the `mcpServers` of `session/new` (accepted, not
+//! passed on), images in prompts.
 //!
 //! # Process hygiene
 //!
 //! [`serve`] returns when the client closes stdin (or is killed, which closes it), when `stop`
-//! is cancelled (the command cancels it on a signal, and asks for SIGTERM when its parent dies), when nobody reads the output any more, or
-//! when no `initialize` arrives within [`AgentOptions::handshake_timeout`]. Before it returns,
+//! is cancelled (the command cancels it on a signal, and asks for SIGTERM when its parent
+//! dies), when nobody reads the output any more, or when no `initialize` arrives within
+//! [`AgentOptions::handshake_timeout`]. Before it returns,
 //! every running turn is interrupted and every session closed (the CLI's graceful close, then
 //! its process group is killed), so no CLI outlives the agent.
 
@@ -449,11 +455,10 @@ impl Agent {
     }
 
     fn initialize(self: &Arc<Self>, params: &Value) -> Result<Value, RequestError> {
-        let request: acp::InitializeRequest = serde_json::from_value(params.clone())
+        // Version 1 is the only one spoken, whatever the client asked for: a client that
+        // asked for another one decides whether it can live with it.
+        let _: acp::InitializeRequest = serde_json::from_value(params.clone())
             .map_err(|e| RequestError::Params(e.to_string()))?;
-        // Version 1 is the only one spoken; a client that asked for another one decides
-        // whether it can live with it.
-        let _ = request.protocol_version;
         if !self.initialized.swap(true, Ordering::SeqCst) {
             // The model list comes from the CLI (a second or so): read it in the background.
             let agent = Arc::clone(self);
