@@ -983,3 +983,45 @@ fn prompt_text(
     }
     Ok(message)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(value: Value) -> Vec<acp::ContentBlock> {
+        serde_json::from_value(value).expect("content blocks")
+    }
+
+    #[test]
+    fn a_prompt_is_its_text_links_and_embedded_text() {
+        let profile = ProviderProfile {
+            embedded_context: true,
+            ..ProviderProfile::default()
+        };
+        let message = prompt_text(
+            &blocks(json!([
+                {"type": "text", "text": "explain"},
+                {"type": "resource_link", "name": "a.rs", "uri": "file:///p/a.rs"},
+                {"type": "resource", "resource": {"uri": "file:///p/b.rs", "text": "fn b() {}"}}
+            ])),
+            profile,
+        )
+        .expect("a message");
+        assert_eq!(
+            message,
+            "explain\n/p/a.rs\n<context uri=\"file:///p/b.rs\">\nfn b() {}\n</context>"
+        );
+        let image = blocks(json!([{"type": "image", "data": "AA==", "mimeType": "image/png"}]));
+        assert!(matches!(
+            prompt_text(&image, profile),
+            Err(RequestError::Unsupported(_))
+        ));
+        let empty = blocks(json!([{"type": "text", "text": "  "}]));
+        assert!(matches!(
+            prompt_text(&empty, profile),
+            Err(RequestError::Params(_))
+        ));
+        let embedded = blocks(json!([{"type": "resource", "resource": {"uri": "u", "text": "t"}}]));
+        assert!(prompt_text(&embedded, ProviderProfile::default()).is_err());
+    }
+}
