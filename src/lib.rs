@@ -7,6 +7,7 @@
 //! * [`permission_mapper`]: unified permission modes ⇄ each provider's settings;
 //! * [`sdk_probe`]: is each CLI installed, where, which version;
 //! * [`daemon`]: `bridge daemon`, the plugin's daemon protocol over many warm sessions;
+//! * [`acp_agent`]: `bridge acp <provider>`, any provider as an ACP agent over stdio;
 //! * [`claude`]: the Claude Code channel, and the Anthropic-compatible relays that run
 //!   Claude Code against another vendor's endpoint ([`claude::relay`]): the built-in `minimax`
 //!   and `zcode`, and the user-defined ones of `providers.toml` ([`relays`]);
@@ -43,6 +44,7 @@ pub mod relays;
 pub mod system;
 
 pub use bridge_acp as acp;
+pub use bridge_acp_agent as acp_agent;
 pub use bridge_channel_claude as claude;
 pub use bridge_channel_codex as codex;
 pub use bridge_channel_copilot as copilot;

@@ -3,6 +3,7 @@
 //! ```text
 //! bridge <provider> send [PROMPT] [--format markers|jsonl|text] [--raw] [...]
 //! bridge <provider> <query> [ARGS...]      (getSession <sessionId> <cwd>, listModels, ...)
+//! bridge acp <provider>                    (the provider as an ACP agent on stdio)
 //! ```
 //!
 //! Without a prompt argument the request JSON is read from stdin (ai-bridge style). The format
@@ -31,6 +32,7 @@ use std::sync::Arc;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
+mod acp_cmd;
 mod daemon_cmd;
 mod session_cmd;
 
@@ -146,7 +148,7 @@ fn main() -> ExitCode {
     let router = bridge::router();
     let Some(provider) = cli.provider.clone() else {
         eprintln!(
-            "usage: bridge <provider> <command> [PROMPT]   |   bridge daemon   |   bridge system status [--json]   |   bridge schema [events|control]\nproviders: {}",
+            "usage: bridge <provider> <command> [PROMPT]   |   bridge daemon   |   bridge acp <provider>   |   bridge system status [--json]   |   bridge schema [events|control]\nproviders: {}",
             router.ids().join(", ")
         );
         return fail_line("No provider specified");
@@ -170,6 +172,9 @@ fn main() -> ExitCode {
     }
     if provider == "daemon" {
         return daemon_cmd::run_daemon(cli);
+    }
+    if provider == "acp" {
+        return acp_cmd::run_acp(cli);
     }
     let config_error = bridge::relays::user_relays().as_ref().err();
     if let Some(error) = config_error {

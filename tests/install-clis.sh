@@ -66,6 +66,19 @@ CLIS=(
   # is exposed as `grok-cli` only (the name the grok-cli channel looks for). 0.0.34 prints 1.0.1.
   # 0.0.34 is the only version ever published (2026-07-12): pinned, newest and the only one.
   "@vibe-kit/grok-cli          0.0.34    grok      as=grok-cli reports=1.0.1"
+  # Test-only: acpx, a headless ACP client, drives `bridge acp <provider>` (tests/acp_agent.rs).
+  # It declares Node >= 22.13 and runs on 20 for what the tests use.
+  "acpx                        0.19.1    acpx      as=acpx"
+)
+
+# Test-only Node libraries (no executable), each in its own prefix in the cache; path.env
+# exports BRIDGE_LIB_<KEY>=<prefix> (its node_modules holds the package, pinned, and the
+# pinned extras). Select one with its key in lower case and `-` for `_` (e.g. `acp-sdk`).
+# key        package                   version   extras (pinned too)
+NODE_LIBS=(
+  # The official ACP TypeScript SDK: the conformance script tests/acp_conformance.mjs. 1.9.0
+  # is the newest with ClientSideConnection (2.x replaced it); acpx 0.19.1 runs on 1.x too.
+  "ACP_SDK     @agentclientprotocol/sdk  1.9.0     zod@4.6.7"
 )
 
 # PyPI CLIs: each goes into its own virtualenv made with a Python >= the row's minimum (found as
@@ -134,6 +147,10 @@ row_opt() {
 SELECTED=("$@")
 for w in "${SELECTED[@]}"; do
   known=0
+  for row in "${NODE_LIBS[@]}"; do
+    read -r key _ <<<"$row"
+    [ "$(printf '%s' "$key" | tr 'A-Z_' 'a-z-')" = "$w" ] && known=1
+  done
   for row in "${CLIS[@]}" "${PYPI_CLIS[@]}"; do
     read -r _ _ b rest <<<"$row"
     # shellcheck disable=SC2086
@@ -218,6 +235,28 @@ for row in "${CLIS[@]}"; do
   export PATH="$bindir:$PATH"
 done
 
+LIBS=()
+for row in "${NODE_LIBS[@]}"; do
+  read -r key pkg version extras <<<"$row"
+  wanted "$(printf '%s' "$key" | tr 'A-Z_' 'a-z-')" || continue
+  dir="$CACHE/$(sanitize "$pkg")@$version"
+  manifest="$dir/node_modules/$pkg/package.json"
+  if [ -f "$manifest" ] && node -e 'process.exit(require(process.argv[1]).version === process.argv[2] ? 0 : 1)' "$manifest" "$version"; then
+    log "$pkg@$version already installed ($dir)"
+  else
+    log "installing $pkg@$version into $dir"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    # shellcheck disable=SC2086
+    if ! npm install --prefix "$dir" --no-audit --no-fund --save-exact "$pkg@$version" $extras >&2; then
+      log "npm install of $pkg@$version failed"
+      failed=1
+      continue
+    fi
+  fi
+  LIBS+=("export BRIDGE_LIB_$key=$dir")
+done
+
 # The newest Python interpreter >= $1 (major.minor) among python3.1x on PATH, pyenv's versions
 # and /usr/bin (newest first: 3.12.1 cannot import kimi-cli 1.51.0, a typing bug fixed later).
 find_python() {
@@ -285,9 +324,11 @@ if [ "${#SELECTED[@]}" -eq 0 ]; then
   {
     printf 'export BRIDGE_CLI_PATH=%s\n' "$joined"
     [ "${#NEWEST[@]}" -eq 0 ] || printf '%s\n' "${NEWEST[@]}"
+    [ "${#LIBS[@]}" -eq 0 ] || printf '%s\n' "${LIBS[@]}"
   } >"$CACHE/path.env"
   log "wrote $CACHE/path.env"
   cat "$CACHE/path.env"
 else
   printf 'export BRIDGE_CLI_PATH=%s\n' "$joined"
+  [ "${#LIBS[@]}" -eq 0 ] || printf '%s\n' "${LIBS[@]}"
 fi

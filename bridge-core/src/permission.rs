@@ -304,6 +304,8 @@ pub struct PermissionBroker {
     client_open: AtomicBool,
     ipc: Option<FileIpc>,
     timeout: Duration,
+    /// Told of every request the broker waits on the client for ([`PermissionBroker::watched`]).
+    watcher: Option<tokio::sync::mpsc::UnboundedSender<PermissionRequest>>,
 }
 
 impl PermissionBroker {
@@ -316,7 +318,20 @@ impl PermissionBroker {
             client_open: AtomicBool::new(client_open),
             ipc,
             timeout,
+            watcher: None,
         }
+    }
+
+    /// The same broker, telling `watcher` of every request it starts waiting on the client
+    /// for (not those the permission-mode policy decides, nor those nobody can answer): a
+    /// front end that asks its client itself (the ACP agent's `session/request_permission`)
+    /// forwards them and delivers the answer with [`PermissionBroker::answer`].
+    pub fn watched(
+        mut self,
+        watcher: tokio::sync::mpsc::UnboundedSender<PermissionRequest>,
+    ) -> Self {
+        self.watcher = Some(watcher);
+        self
     }
 
     /// A broker nobody answers: every request is denied at once.
@@ -378,6 +393,9 @@ impl PermissionBroker {
                 if self.client_open.load(Ordering::SeqCst) {
                     let (tx, rx) = oneshot::channel();
                     pending.insert(request.request_id.clone(), tx);
+                    if let Some(watcher) = &self.watcher {
+                        let _ = watcher.send(request.clone());
+                    }
                     Some(rx)
                 } else {
                     None
@@ -464,6 +482,32 @@ mod tests {
             options: vec![DecisionKind::AllowOnce, DecisionKind::Deny],
             native: None,
         }
+    }
+
+    #[tokio::test]
+    async fn the_watcher_hears_of_each_wait_and_the_answer_resolves_it() {
+        let (tx, mut asked) = tokio::sync::mpsc::unbounded_channel();
+        let broker =
+            Arc::new(PermissionBroker::new(true, None, Duration::from_secs(5)).watched(tx));
+        let waiting = {
+            let broker = Arc::clone(&broker);
+            tokio::spawn(async move { broker.ask(&request("w1")).await })
+        };
+        let seen = asked.recv().await.expect("the watcher is told");
+        assert_eq!(seen.request_id, "w1");
+        assert!(broker.answer("w1", PermissionDecision::new(DecisionKind::AllowSession)));
+        let res = waiting.await.unwrap();
+        assert_eq!(
+            (res.source, res.decision.decision),
+            (DecisionSource::Client, DecisionKind::AllowSession)
+        );
+        // Nobody can answer: the watcher is not told, the request is denied at once.
+        broker.client_gone();
+        assert_eq!(
+            broker.ask(&request("w2")).await.source,
+            DecisionSource::NoClient
+        );
+        assert!(asked.try_recv().is_err());
     }
 
     #[tokio::test]

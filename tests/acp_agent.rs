@@ -1,0 +1,1015 @@
+//! `bridge acp <provider>` driven by real ACP clients nobody here wrote: acpx (a headless ACP
+//! client, pinned in tests/install-clis.sh) and the official TypeScript SDK's
+//! `ClientSideConnection` (tests/acp_conformance.mjs), against the real CLIs and the project's
+//! mock model server, in the loopback-only namespace.
+
+mod common;
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::acp::processes_in;
+use common::{CANARY_KEY, Mock, Sandbox, claude_command, cli_path};
+use serde_json::{Value, json};
+
+/// acpx driving `bridge acp <provider>` with the environment of a `bridge <provider> send`.
+struct Acpx {
+    env: Vec<(OsString, OsString)>,
+    cwd: PathBuf,
+    agent: String,
+}
+
+impl Acpx {
+    /// acpx for the provider `cmd` (a `bridge <provider> send` command) runs.
+    fn for_send(cmd: &Command, provider: &str) -> Acpx {
+        let env = cmd
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_os_string(), v?.to_os_string())))
+            .collect();
+        Acpx {
+            env,
+            cwd: cmd
+                .get_current_dir()
+                .expect("the send runs in the sandbox")
+                .to_path_buf(),
+            agent: format!("{} acp {provider}", env!("CARGO_BIN_EXE_bridge")),
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(cli_path("acpx"));
+        cmd.env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.cwd)
+            .arg("--agent")
+            .arg(&self.agent)
+            .arg("--cwd")
+            .arg(&self.cwd)
+            .args(args);
+        cmd
+    }
+
+    /// Runs acpx with `args` to its end (two minutes at most).
+    fn run(&self, args: &[&str]) -> Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn acpx");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while child.try_wait().expect("wait acpx").is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "acpx {args:?} ran for two minutes"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let output = child.wait_with_output().expect("acpx output");
+        let (stdout, stderr) = texts(&output);
+        assert!(
+            !stdout.contains(CANARY_KEY) && !stderr.contains(CANARY_KEY),
+            "the API key leaked"
+        );
+        output
+    }
+
+    /// Runs acpx and expects success; its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        let (stdout, stderr) = texts(&output);
+        assert!(
+            output.status.success(),
+            "acpx {args:?} failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+            output.status
+        );
+        stdout
+    }
+}
+
+fn texts(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The JSON-RPC messages of an `acpx --format json` run (its other lines skipped).
+fn messages(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|m| m.get("jsonrpc").is_some())
+        .collect()
+}
+
+fn updates<'a>(messages: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    messages
+        .iter()
+        .filter(|m| {
+            m["method"] == "session/update" && m["params"]["update"]["sessionUpdate"] == kind
+        })
+        .map(|m| &m["params"]["update"])
+        .collect()
+}
+
+fn stop_reasons(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| m["result"]["stopReason"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The agent's processes (the bridge and the CLI it runs) with a working directory in `dir`;
+/// acpx's own processes are not counted.
+fn agent_processes(dir: &Path) -> Vec<String> {
+    processes_in(dir)
+        .into_iter()
+        .filter(|p| !p.contains("acpx"))
+        .collect()
+}
+
+/// Waits up to `secs` for the agent's processes in `dir` to be gone; those still there.
+fn left_after(dir: &Path, secs: u64) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let left = agent_processes(dir);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Fails with `what` unless the agent's processes in `dir` are gone within 20 s.
+fn assert_none_left(dir: &Path, what: &str) {
+    let left = left_after(dir, 20);
+    assert!(left.is_empty(), "{what}: {left:?}");
+}
+
+/// Closes acpx's session: the agent and its CLI must be gone.
+fn close_and_check(acpx: &Acpx, sandbox: &Sandbox) {
+    acpx.ok(&["sessions", "close"]);
+    assert_none_left(sandbox.root(), "no agent process after the session closed");
+}
+
+fn claude_acpx(sandbox: &Sandbox, mock: &Mock) -> Acpx {
+    Acpx::for_send(&claude_command(sandbox, &mock.url(), &[]), "claude")
+}
+
+/// A session through acpx: a text turn (the exact text), a second turn whose model request
+/// carries the first (the mock's `recall`), then `sessions close` leaves no agent process.
+fn two_turns_with_history(acpx: &Acpx, sandbox: &Sandbox) {
+    acpx.ok(&["--ttl", "30", "sessions", "new"]);
+    let first = acpx.ok(&["--ttl", "30", "--format", "quiet", "MOCK:text hello"]);
+    assert_eq!(first.trim(), mock_llm::scenario::HELLO_TEXT);
+    let second = acpx.ok(&[
+        "--ttl",
+        "30",
+        "--format",
+        "quiet",
+        "MOCK:recall what did I say",
+    ]);
+    assert!(
+        second.contains("MOCK:text hello") && second.contains("MOCK:recall what did I say"),
+        "the second turn's model request carries the first turn: {second}"
+    );
+    close_and_check(acpx, sandbox);
+}
+
+#[test]
+fn acpx_claude_text_then_a_second_turn_with_history_then_close_leaves_nothing() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    two_turns_with_history(&claude_acpx(&sandbox, &mock), &sandbox);
+}
+
+/// acpx's agent process ends between two prompts (its queue owner's TTL): the next prompt
+/// starts a new `bridge acp claude`, which resumes the session and its conversation; by hand,
+/// `session/load` replays the earlier turns as updates and `session/resume` does not.
+#[test]
+fn acpx_claude_session_loaded_by_a_new_agent_process_resumes_the_conversation() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = claude_acpx(&sandbox, &mock);
+    acpx.ok(&["--ttl", "1", "sessions", "new"]);
+    let first = acpx.ok(&["--ttl", "1", "--format", "quiet", "MOCK:text hello"]);
+    assert_eq!(first.trim(), mock_llm::scenario::HELLO_TEXT);
+    assert_none_left(sandbox.root(), "the agent ends with acpx's queue owner");
+    let out = acpx.ok(&[
+        "--ttl",
+        "1",
+        "--format",
+        "json",
+        "MOCK:recall what did I say",
+    ]);
+    let all = messages(&out);
+    // acpx resumes (`session/resume`, advertised with `session/load`).
+    let reopened = all
+        .iter()
+        .find(|m| m["method"] == "session/resume" || m["method"] == "session/load")
+        .unwrap_or_else(|| panic!("acpx reopens the session: {out}"));
+    let id = reopened["params"]["sessionId"].clone();
+    let text: String = updates(&all, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(
+        text.contains("MOCK:text hello") && text.contains("MOCK:recall what did I say"),
+        "the resumed conversation carries the first turn: {text}"
+    );
+    close_and_check(&acpx, &sandbox);
+    // session/load replays the history as updates.
+    let load = json!({"jsonrpc":"2.0","id":1,"method":"session/load","params":{
+        "sessionId": id, "cwd": sandbox.work(), "mcpServers": []}});
+    let replay = raw_session(&sandbox, &mock, &[load]);
+    let user: Vec<&str> = updates(&replay, "user_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(
+        user,
+        ["MOCK:text hello", "MOCK:recall what did I say"],
+        "{replay:#?}"
+    );
+    assert!(
+        !updates(&replay, "agent_message_chunk").is_empty(),
+        "{replay:#?}"
+    );
+    let answer = replay
+        .iter()
+        .find(|m| m["id"] == 1)
+        .expect("the load's answer");
+    assert_eq!(
+        answer["result"]["modes"]["currentModeId"], "default",
+        "{answer}"
+    );
+    let init = replay.iter().find(|m| m["id"] == 0).expect("initialize");
+    assert_eq!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]["resume"],
+        json!({}),
+        "{init}"
+    );
+    // session/resume: no replay, and the next turn continues the conversation.
+    let resume = json!({"jsonrpc":"2.0","id":1,"method":"session/resume","params":{
+        "sessionId": id, "cwd": sandbox.work(), "mcpServers": []}});
+    let prompt = json!({"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{
+        "sessionId": id, "prompt": [{"type": "text", "text": "MOCK:recall and now?"}]}});
+    let resumed = raw_session(&sandbox, &mock, &[resume, prompt]);
+    assert!(
+        updates(&resumed, "user_message_chunk").is_empty(),
+        "{resumed:#?}"
+    );
+    let text: String = updates(&resumed, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(
+        text.contains("MOCK:text hello") && text.contains("MOCK:recall and now?"),
+        "{text}"
+    );
+    assert_none_left(sandbox.root(), "no agent process after the raw sessions");
+}
+
+/// `bridge acp claude` with the environment of a `bridge claude send` against `mock`.
+fn bridge_acp_claude(sandbox: &Sandbox, mock: &Mock) -> Command {
+    let send = claude_command(sandbox, &mock.url(), &[]);
+    let mut cmd = common::bridge();
+    cmd.env_clear()
+        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(sandbox.work())
+        .args(["acp", "claude"]);
+    cmd
+}
+
+/// `bridge acp claude` fed `initialize` and then `requests` (ids from 1), read until the answer
+/// to the last one; every message it sent.
+fn raw_session(sandbox: &Sandbox, mock: &Mock, requests: &[Value]) -> Vec<Value> {
+    let (mut child, stdin, lines) = common::spawn_piped(&mut bridge_acp_claude(sandbox, mock));
+    let mut stdin = stdin.unwrap();
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}});
+    for request in std::iter::once(&init).chain(requests) {
+        writeln!(stdin, "{request}").unwrap();
+    }
+    let last = requests.last().map_or(json!(0), |r| r["id"].clone());
+    let mut seen = Vec::new();
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(60)) {
+        assert!(!line.contains(CANARY_KEY), "the API key leaked");
+        let message: Value = serde_json::from_str(&line).expect("JSON");
+        let done = message["id"] == last && message.get("method").is_none();
+        seen.push(message);
+        if done {
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    seen
+}
+
+/// Gemini's own ACP agent behind the bridge's ACP agent (warm, one `gemini --acp`).
+#[test]
+fn acpx_gemini_text_then_a_second_turn_with_history() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = common::acp::acp_command(common::acp::Provider::Gemini, &sandbox, &mock.url(), &[]);
+    two_turns_with_history(&Acpx::for_send(&send, "gemini"), &sandbox);
+}
+
+/// acpx for Codex through its app-server: the mock's Responses API through the bridge's
+/// provider variables (no request fields over ACP), model `gpt-5.5`.
+fn codex_acpx(sandbox: &Sandbox, mock: &Mock) -> Acpx {
+    let mut send = common::codex_command(sandbox, &[]);
+    send.env("BRIDGE_CODEX_BASE_URL", mock.api_base())
+        .env("BRIDGE_CODEX_API_KEY", CANARY_KEY);
+    let mut acpx = Acpx::for_send(&send, "codex");
+    acpx.agent.push_str(" --model gpt-5.5");
+    acpx
+}
+
+/// Codex through the app-server (one warm process): two turns in one session.
+#[test]
+fn acpx_codex_text_then_a_second_turn_with_history() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    two_turns_with_history(&codex_acpx(&sandbox, &mock), &sandbox);
+}
+
+/// Codex asks to leave its sandbox (`MOCK:escalate`): acpx allows it (the command runs) or
+/// denies it (nothing runs, the turn goes on).
+#[test]
+fn acpx_codex_escalation_allowed_and_denied_through_the_client() {
+    for (policy, code, runs) in [("--approve-all", 0, true), ("--deny-all", 5, false)] {
+        let mock = Mock::start();
+        let sandbox = Sandbox::new();
+        let acpx = codex_acpx(&sandbox, &mock);
+        let output = acpx.run(&[policy, "--format", "json", "exec", "MOCK:escalate write it"]);
+        let (out, err) = texts(&output);
+        assert_eq!(output.status.code(), Some(code), "{policy}: {out}\n{err}");
+        let all = messages(&out);
+        assert_eq!(
+            all.iter()
+                .filter(|m| m["method"] == "session/request_permission")
+                .count(),
+            1,
+            "{policy}: {out}"
+        );
+        assert_eq!(
+            sandbox.work().join("mock_escalated.txt").exists(),
+            runs,
+            "{policy}: {out}"
+        );
+        assert_eq!(stop_reasons(&all), vec!["end_turn"], "{policy}: {out}");
+        assert_none_left(sandbox.root(), "no agent process after the exec");
+    }
+}
+
+/// pi runs a process per turn: the second turn respawns it and resumes the conversation.
+#[test]
+fn acpx_pi_text_then_a_second_turn_with_history() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    common::write_pi_models(&sandbox, &mock.api_base());
+    let mut acpx = Acpx::for_send(&common::pi_command(&sandbox, &[]), "pi");
+    acpx.agent.push_str(" --model mock/mock-model");
+    two_turns_with_history(&acpx, &sandbox);
+}
+
+#[test]
+fn acpx_claude_one_shot_streams_chunks_and_leaves_no_process() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = claude_acpx(&sandbox, &mock);
+    let out = acpx.ok(&["--format", "json", "exec", "MOCK:text hi"]);
+    let all = messages(&out);
+    let text: String = updates(&all, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(text, "Hello from the mock model.");
+    assert_eq!(stop_reasons(&all), vec!["end_turn"]);
+    let init = all
+        .iter()
+        .find(|m| m["id"] == 0 && m.get("result").is_some())
+        .expect("the initialize answer");
+    assert_eq!(init["result"]["protocolVersion"], 1);
+    assert!(
+        !init["result"]["authMethods"].as_array().unwrap().is_empty(),
+        "at least one auth method (the ACP registry requires one)"
+    );
+    assert_none_left(sandbox.root(), "no agent process after a one-shot exec");
+}
+
+/// Runs `MOCK:danger` (a shell command Claude asks approval for in its default mode) through
+/// acpx with `policy` (`--approve-all` or `--deny-all`), which exits with `code` (acpx says
+/// 5, "permission denied", when it refused one); acpx's JSON messages, and whether the command
+/// ran.
+fn danger_with(policy: &str, code: i32) -> (Vec<Value>, bool) {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = claude_acpx(&sandbox, &mock);
+    let output = acpx.run(&[
+        policy,
+        "--format",
+        "json",
+        "exec",
+        "MOCK:danger make a file",
+    ]);
+    let (out, err) = texts(&output);
+    assert_eq!(output.status.code(), Some(code), "{out}\n{err}");
+    let created = sandbox.work().join("mock-created.txt").exists();
+    assert_none_left(sandbox.root(), "no agent process after the exec");
+    (messages(&out), created)
+}
+
+#[test]
+fn acpx_claude_approval_allowed_through_the_client_runs_the_command() {
+    let (all, created) = danger_with("--approve-all", 0);
+    let asks: Vec<&Value> = all
+        .iter()
+        .filter(|m| m["method"] == "session/request_permission")
+        .collect();
+    assert_eq!(asks.len(), 1, "one approval asked: {all:#?}");
+    let kinds: Vec<&str> = asks[0]["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["kind"].as_str())
+        .collect();
+    assert!(
+        kinds.contains(&"allow_once") && kinds.contains(&"reject_once"),
+        "{kinds:?}"
+    );
+    assert_eq!(asks[0]["params"]["toolCall"]["kind"], "execute");
+    let call = updates(&all, "tool_call");
+    assert_eq!(call.len(), 1, "{all:#?}");
+    assert_eq!(call[0]["kind"], "execute");
+    assert!(
+        call[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("touch mock-created.txt")
+    );
+    let done = updates(&all, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["status"] == "completed")
+        .count();
+    assert_eq!(done, 1, "the call completed: {all:#?}");
+    assert!(created, "the allowed command ran");
+    assert_eq!(stop_reasons(&all), vec!["end_turn"]);
+}
+
+#[test]
+fn acpx_claude_approval_denied_through_the_client_does_not_run_and_the_turn_goes_on() {
+    let (all, created) = danger_with("--deny-all", 5);
+    assert!(!created, "the denied command did not run");
+    let failed: Vec<&Value> = updates(&all, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["status"] == "failed")
+        .collect();
+    assert!(!failed.is_empty(), "the refused call failed: {all:#?}");
+    // A denial is a rejection the model sees, never `cancelled`: the turn ends normally.
+    assert_eq!(stop_reasons(&all), vec!["end_turn"]);
+}
+
+#[test]
+fn acpx_claude_cancel_mid_turn_answers_cancelled_and_the_session_goes_on() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = claude_acpx(&sandbox, &mock);
+    acpx.ok(&["--ttl", "30", "sessions", "new"]);
+    let mut prompt = acpx
+        .command(&["--ttl", "30", "--format", "json", "MOCK:slow count"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn the prompt");
+    let mut lines = BufReader::new(prompt.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    // Cancel once the answer streams.
+    for line in lines.by_ref() {
+        let line = line.expect("read acpx");
+        let chunk = line.contains("agent_message_chunk");
+        seen.push(line);
+        if chunk {
+            break;
+        }
+    }
+    acpx.ok(&["cancel"]);
+    seen.extend(lines.map_while(Result::ok));
+    let status = prompt.wait().expect("the prompt ends");
+    let all = messages(&seen.join("\n"));
+    assert_eq!(
+        stop_reasons(&all),
+        vec!["cancelled"],
+        "status {status}:\n{}",
+        seen.join("\n")
+    );
+    let chunks = updates(&all, "agent_message_chunk").len();
+    assert!(
+        chunks < 40,
+        "the stream stopped early ({chunks} of 40 chunks)"
+    );
+    // The session is still usable.
+    let next = acpx.ok(&["--ttl", "30", "--format", "quiet", "MOCK:text again"]);
+    assert_eq!(next.trim(), "Hello from the mock model.");
+    close_and_check(&acpx, &sandbox);
+}
+
+/// `bridge acp claude` under a `sh` that the test kills: the bridge's stdin stays open (the
+/// test holds it), so only the parent's death can end it.
+#[test]
+fn parent_killed_mid_turn_leaves_no_process() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = claude_command(&sandbox, &mock.url(), &[]);
+    let mut cmd = Command::new("sh");
+    cmd.env_clear()
+        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(sandbox.work())
+        .arg("-c")
+        // Through fd 3: a background job's stdin is /dev/null otherwise (dash applies that
+        // before a `<&0`).
+        .arg("exec 3<&0; \"$0\" acp claude <&3 3<&- & echo \"pid $!\"; wait")
+        .arg(env!("CARGO_BIN_EXE_bridge"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut parent = cmd.spawn().expect("spawn sh");
+    let mut stdin = parent.stdin.take().unwrap();
+    let mut lines = BufReader::new(parent.stdout.take().unwrap()).lines();
+    let mut send_line = |v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let cwd = sandbox.work().to_string_lossy().into_owned();
+    send_line(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}));
+    send_line(
+        json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":cwd,"mcpServers":[]}}),
+    );
+    let mut session = None;
+    let mut bridge_pid = None;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(pid) = line.strip_prefix("pid ") {
+            bridge_pid = Some(pid.to_string());
+            continue;
+        }
+        let m: Value = serde_json::from_str(&line).unwrap();
+        if m["id"] == 1 {
+            session = m["result"]["sessionId"].as_str().map(str::to_string);
+            break;
+        }
+    }
+    let session = session.expect("a session");
+    send_line(
+        json!({"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":session,"prompt":[{"type":"text","text":"MOCK:slow count"}]}}),
+    );
+    for line in lines.by_ref() {
+        if line.unwrap().contains("agent_message_chunk") {
+            break;
+        }
+    }
+    assert!(
+        agent_processes(sandbox.root()).len() >= 2,
+        "the bridge and its CLI run"
+    );
+    parent.kill().expect("kill the parent");
+    let _ = parent.wait();
+    assert_none_left(
+        sandbox.root(),
+        &format!("the bridge ({bridge_pid:?}) and its CLI end with their parent"),
+    );
+    drop(stdin);
+}
+
+/// Raw protocol faults: a line that is not JSON, an unknown method, a prompt before
+/// `initialize`, a prompt for an unknown session: JSON-RPC errors, and the connection goes on.
+#[test]
+fn protocol_faults_are_json_rpc_errors_and_the_agent_goes_on() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let (mut child, stdin, lines) = common::spawn_piped(&mut bridge_acp_claude(&sandbox, &mock));
+    let mut stdin = stdin.unwrap();
+    let next = || -> Value {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("an answer");
+        serde_json::from_str(&line).expect("JSON")
+    };
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"session/new","params":{{"cwd":"/"}}}}"#
+    )
+    .unwrap();
+    assert_eq!(next()["error"]["code"], -32600, "before initialize");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":2,"method":"initialize","params":{{"protocolVersion":1}}}}"#
+    )
+    .unwrap();
+    assert_eq!(next()["result"]["protocolVersion"], 1);
+    writeln!(stdin, "this is not json").unwrap();
+    let bad = next();
+    assert_eq!(
+        (bad["id"].clone(), bad["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":3,"method":"no/such","params":{{}}}}"#
+    )
+    .unwrap();
+    let unknown = next();
+    assert_eq!(
+        (unknown["id"].clone(), unknown["error"]["code"].clone()),
+        (json!(3), json!(-32601))
+    );
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{{"sessionId":"nope","prompt":[]}}}}"#).unwrap();
+    let unknown_session = next();
+    assert_eq!(unknown_session["id"], 4);
+    assert!(
+        unknown_session["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown session")
+    );
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":5,"method":"session/new","params":{{"cwd":"relative"}}}}"#
+    )
+    .unwrap();
+    assert_eq!(next()["error"]["code"], -32602, "a relative cwd");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":6,"method":"authenticate","params":{{"methodId":"cli-login"}}}}"#
+    )
+    .unwrap();
+    assert_eq!(next()["id"], 6);
+    drop(stdin);
+    let status = child.wait().expect("the agent exits on stdin EOF");
+    assert!(status.success(), "{status}");
+}
+
+/// No `initialize` in time: the agent gives up (a bounded handshake).
+#[test]
+fn no_initialize_in_time_ends_the_agent() {
+    let sandbox = Sandbox::new();
+    let mut cmd = common::bridge();
+    cmd.current_dir(sandbox.work())
+        .env("BRIDGE_ACP_HANDSHAKE_TIMEOUT", "1")
+        .args(["acp", "claude"]);
+    let (mut child, _stdin, _lines) = common::spawn_piped(&mut cmd);
+    let started = Instant::now();
+    let status = child.wait().expect("exits");
+    assert_eq!(status.code(), Some(1));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+/// The official TypeScript SDK's `ClientSideConnection` (tests/acp_conformance.mjs) against
+/// `bridge acp claude`: every message the agent sends passes the SDK's schemas; the handshake,
+/// a text turn, mode changes, an approval and a cancel behave.
+#[test]
+fn the_official_sdk_client_validates_every_message_of_a_session() {
+    let sdk = std::env::var("BRIDGE_LIB_ACP_SDK").expect(
+        "BRIDGE_LIB_ACP_SDK names the pinned @agentclientprotocol/sdk: run tests/install-clis.sh and source its path.env",
+    );
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = claude_command(&sandbox, &mock.url(), &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_conformance.mjs");
+    let output = Command::new("node")
+        .env_clear()
+        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(sandbox.work())
+        .arg(script)
+        .arg(sdk)
+        .arg(sandbox.work())
+        .args([env!("CARGO_BIN_EXE_bridge"), "acp", "claude"])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!stdout.contains(CANARY_KEY), "the API key leaked");
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no report ({e}):\n{stdout}"));
+    eprintln!(
+        "sdk conformance: {} messages checked, session/new answered {} ms after spawn, exit {} ms after stdin EOF",
+        report["checked"], report["newSessionMs"], report["exitMs"]
+    );
+    assert_eq!(report["failures"], json!([]), "{report:#}");
+    assert!(report["checked"].as_u64().unwrap() > 20, "{report:#}");
+    assert_eq!(report["initialize"]["protocolVersion"], 1);
+    assert_eq!(
+        report["modes"],
+        json!(["default", "acceptEdits", "plan", "bypassPermissions"])
+    );
+    assert_eq!(report["unknownModeError"], -32602);
+    assert_eq!(
+        report["stopReasons"],
+        json!(["end_turn", "end_turn", "cancelled"]),
+        "{report:#}"
+    );
+    assert_eq!(report["texts"][0], "Hello from the mock model.");
+    assert_eq!(
+        report["permissions"],
+        json!([{"kinds": ["allow_once", "allow_always", "reject_once"], "toolKind": "execute"}]),
+        "{report:#}"
+    );
+    assert!(
+        sandbox.work().join("mock-created.txt").exists(),
+        "the allowed command ran"
+    );
+    let kinds: Vec<&str> = report["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for kind in ["agent_message_chunk", "tool_call", "tool_call_update"] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    assert!(
+        report["cancelledChunks"].as_u64().unwrap() < 40,
+        "{report:#}"
+    );
+    assert_eq!(
+        report["exit"]["code"], 0,
+        "the agent ends on stdin EOF: {report:#}"
+    );
+    assert_none_left(sandbox.root(), "no agent process after stdin closed");
+}
+
+/// A `bridge acp claude` driven line by line.
+struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    session: Value,
+}
+
+impl Raw {
+    /// The agent, initialized, with one session in the sandbox; `args` go after `acp claude`.
+    fn start(sandbox: &Sandbox, mock: &Mock, args: &[&str]) -> Raw {
+        let mut cmd = bridge_acp_claude(sandbox, mock);
+        cmd.args(args);
+        let (child, stdin, lines) = common::spawn_piped(&mut cmd);
+        let mut raw = Raw {
+            child,
+            stdin,
+            lines,
+            session: Value::Null,
+        };
+        raw.send(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}),
+        );
+        let params = json!({"cwd": sandbox.work(), "mcpServers": []});
+        raw.send(json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":params}));
+        raw.session = raw.until(|m| m["id"] == 1)["result"]["sessionId"].clone();
+        raw
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message that `pred` accepts (the others are skipped).
+    fn until(&self, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the agent answers");
+            assert!(!line.contains(CANARY_KEY), "the API key leaked");
+            let message: Value = serde_json::from_str(&line).expect("JSON");
+            if pred(&message) {
+                return message;
+            }
+        }
+    }
+
+    /// Sends a request of the session (`sessionId` added to `params`).
+    fn request(&mut self, id: u32, method: &str, mut params: Value) {
+        params["sessionId"] = self.session.clone();
+        self.send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}));
+    }
+
+    fn prompt(&mut self, id: u32, text: &str) {
+        self.request(
+            id,
+            "session/prompt",
+            json!({"prompt": [{"type": "text", "text": text}]}),
+        );
+    }
+
+    /// Reads up to the answer to request `id`: the answer, and the text streamed before it.
+    fn answer(&self, id: u32) -> (Value, String) {
+        let mut text = String::new();
+        loop {
+            let m = self.until(|m| {
+                m["id"] == id || m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+            });
+            if m["id"] == id && m.get("method").is_none() {
+                return (m, text);
+            }
+            text.push_str(
+                m["params"]["update"]["content"]["text"]
+                    .as_str()
+                    .unwrap_or_default(),
+            );
+        }
+    }
+
+    /// Closes stdin: the agent exits 0 and leaves no process in the sandbox.
+    fn close(mut self, sandbox: &Sandbox) {
+        self.stdin = None;
+        assert!(self.child.wait().expect("exits").success());
+        assert_none_left(sandbox.root(), "no agent process after stdin closed");
+    }
+}
+
+/// The CLI crashes mid-prompt (the second of the session): the prompt ends with a JSON-RPC
+/// error, and the next prompt of the same session works (the session restarts the CLI and
+/// resumes).
+#[test]
+fn a_cli_crash_mid_prompt_fails_it_and_the_session_goes_on() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &[]);
+    // A whole first turn: the conversation exists on disk before the crash.
+    raw.prompt(2, "MOCK:text first");
+    assert_eq!(raw.answer(2).0["result"]["stopReason"], "end_turn");
+    raw.prompt(3, "MOCK:slow count");
+    raw.until(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk");
+    let clis: Vec<i32> = agent_processes(sandbox.root())
+        .iter()
+        .filter(|p| !p.contains(" acp claude"))
+        .filter_map(|p| p.split(':').next()?.parse().ok())
+        .collect();
+    assert!(!clis.is_empty(), "the CLI runs");
+    for pid in &clis {
+        // SAFETY: kill has no memory effects; the pid is a process of this test's sandbox.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    let (failed, _) = raw.answer(3);
+    assert_eq!(failed["error"]["code"], -32603, "killed {clis:?}: {failed}");
+    raw.prompt(4, "MOCK:text again");
+    let (answer, text) = raw.answer(4);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
+    raw.close(&sandbox);
+}
+
+/// Approvals the client never answers are denied when `--approval-timeout` passes, and plan
+/// mode's policy denies without asking: both are refusals the model sees (the call fails, the
+/// turn ends `end_turn`), never `cancelled`.
+#[test]
+fn an_unanswered_approval_and_a_policy_denial_are_rejections_not_cancellations() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &["--approval-timeout", "2"]);
+    raw.prompt(2, "MOCK:danger make a file");
+    let asked = raw.until(|m| m["method"] == "session/request_permission");
+    assert_eq!(asked["params"]["toolCall"]["kind"], "execute", "{asked}");
+    // Not answered.
+    let failed = raw.until(|m| {
+        m["params"]["update"]["sessionUpdate"] == "tool_call_update"
+            && m["params"]["update"]["status"] == "failed"
+    });
+    assert!(failed["params"]["update"]["toolCallId"].is_string());
+    let (end, _) = raw.answer(2);
+    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+    assert!(!sandbox.work().join("mock-created.txt").exists());
+
+    raw.request(3, "session/set_mode", json!({"modeId": "plan"}));
+    assert_eq!(raw.answer(3).0["result"], json!({}));
+    raw.prompt(4, "MOCK:write create the file");
+    // Plan mode decides: the client is never asked.
+    let end = raw.until(|m| {
+        assert_ne!(
+            m["method"], "session/request_permission",
+            "plan mode asked: {m}"
+        );
+        m["id"] == 4
+    });
+    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+    assert!(
+        !sandbox.work().join("mock-written.txt").exists(),
+        "plan mode let the write through"
+    );
+    raw.close(&sandbox);
+}
+
+/// The provider's models are the `model` session config option (offered once the list is read,
+/// with a `config_option_update` to the sessions opened before); choosing one sets the model of
+/// the next turn.
+#[test]
+fn the_model_is_a_session_config_option() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &[]);
+    let update = raw.until(|m| m["params"]["update"]["sessionUpdate"] == "config_option_update");
+    let option = &update["params"]["update"]["configOptions"][0];
+    assert_eq!(
+        (option["id"].as_str(), option["category"].as_str()),
+        (Some("model"), Some("model")),
+        "{update}"
+    );
+    let models: Vec<&str> = option["options"]
+        .as_array()
+        .expect("the models")
+        .iter()
+        .filter_map(|m| m["value"].as_str())
+        .collect();
+    // Claude Code's list names `haiku`; the mock sees the model it resolves to.
+    let chosen = "haiku";
+    assert!(models.contains(&chosen), "{models:?}");
+    raw.request(
+        2,
+        "session/set_config_option",
+        json!({"configId": "model", "value": chosen}),
+    );
+    let (set, _) = raw.answer(2);
+    assert_eq!(
+        set["result"]["configOptions"][0]["currentValue"], chosen,
+        "{set}"
+    );
+    raw.prompt(3, "MOCK:text hi");
+    assert_eq!(raw.answer(3).0["result"]["stopReason"], "end_turn");
+    let asked: Vec<String> = mock
+        .model_requests()
+        .iter()
+        .filter_map(|r| r.body["model"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        asked.last().is_some_and(|m| m.contains("haiku")),
+        "the turn ran on the chosen model: {asked:?}"
+    );
+    raw.request(
+        4,
+        "session/set_config_option",
+        json!({"configId": "nope", "value": "x"}),
+    );
+    assert_eq!(raw.answer(4).0["error"]["code"], -32602);
+    raw.close(&sandbox);
+}
+
+/// The client goes away mid-turn (stdin closes while the answer streams): the agent interrupts
+/// the turn, closes its session and exits 0 with nothing left.
+#[test]
+fn the_client_closing_stdin_mid_turn_leaves_no_process() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &[]);
+    raw.prompt(2, "MOCK:slow count");
+    raw.until(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk");
+    let started = Instant::now();
+    raw.close(&sandbox);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the agent took {:?} to end",
+        started.elapsed()
+    );
+}
+
+/// A flood: a line over the 16 MiB cap and a burst of requests; each gets its JSON-RPC error,
+/// and the session still works.
+#[test]
+fn a_flood_of_input_is_answered_line_by_line_and_the_agent_goes_on() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &[]);
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":99,"method":"x","params":"{}"}}"#,
+        "a".repeat(17 * 1024 * 1024)
+    );
+    {
+        let stdin = raw.stdin.as_mut().unwrap();
+        writeln!(stdin, "{huge}").unwrap();
+    }
+    let too_long = raw.until(|m| {
+        m["error"]["message"]
+            .as_str()
+            .is_some_and(|t| t.contains("longer"))
+    });
+    assert_eq!(too_long["error"]["code"], -32600, "{too_long}");
+    for id in 100..1100 {
+        raw.send(json!({"jsonrpc":"2.0","id":id,"method":"no/such"}));
+    }
+    for id in 100..1100 {
+        let answer = raw.until(|m| m.get("id").is_some_and(|i| i == id));
+        assert_eq!(answer["error"]["code"], -32601);
+    }
+    raw.prompt(2, "MOCK:text after the flood");
+    let (end, text) = raw.answer(2);
+    assert_eq!(end["result"]["stopReason"], "end_turn");
+    assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
+    raw.close(&sandbox);
+}
