@@ -605,6 +605,7 @@ impl Agent {
         let deadline = bridge_core::query::DEFAULT_DEADLINE;
         let asked = bridge_core::query::QueryRequest {
             provider: self.channel.id(),
+            query: query.name,
             args,
             stdin: None,
             deadline,
