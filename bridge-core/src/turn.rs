@@ -215,6 +215,21 @@ impl TurnContext {
     }
 }
 
+/// A duration in seconds (decimals allowed) from the environment variable `name`; `None` when
+/// it is unset, not a number, or not positive.
+///
+/// ```
+/// use bridge_core::turn::seconds_from_env;
+/// assert_eq!(seconds_from_env("BRIDGE_DOCTEST_UNSET_VARIABLE"), None);
+/// ```
+pub fn seconds_from_env(name: &str) -> Option<Duration> {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(Duration::from_secs_f64)
+}
+
 /// The [`TurnEnd`] of an interrupted turn, as the plugin expects it.
 pub fn interrupted_end(session_id: Option<String>) -> TurnEnd {
     TurnEnd {

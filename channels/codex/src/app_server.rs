@@ -135,11 +135,7 @@ pub fn turn_params(
 /// The deadline of each handshake request: `BRIDGE_CODEX_HANDSHAKE_TIMEOUT` seconds, else
 /// [`session::DEFAULT_HANDSHAKE_TIMEOUT`].
 fn handshake_timeout() -> std::time::Duration {
-    std::env::var("BRIDGE_CODEX_HANDSHAKE_TIMEOUT")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map(std::time::Duration::from_secs_f64)
+    bridge_core::turn::seconds_from_env("BRIDGE_CODEX_HANDSHAKE_TIMEOUT")
         .unwrap_or(session::DEFAULT_HANDSHAKE_TIMEOUT)
 }
 

@@ -393,11 +393,7 @@ fn error(code: ErrorCode, message: String, stderr_tail: String) -> ErrorInfo {
 
 /// Reads the handshake deadline from `BRIDGE_ACP_HANDSHAKE_TIMEOUT` (seconds, decimals allowed).
 pub fn handshake_timeout_from_env() -> Duration {
-    std::env::var("BRIDGE_ACP_HANDSHAKE_TIMEOUT")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map(Duration::from_secs_f64)
+    bridge_core::turn::seconds_from_env("BRIDGE_ACP_HANDSHAKE_TIMEOUT")
         .unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT)
 }
 

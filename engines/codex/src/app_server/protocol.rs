@@ -194,30 +194,15 @@ pub struct ThreadStartParams {
     pub service_tier: Option<String>,
 }
 
-/// `thread/resume` params.
+/// `thread/resume` params: the thread, and the same settings as a `thread/start`.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadResumeParams {
     /// The thread.
     pub thread_id: String,
-    /// Working directory.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    /// Model slug.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Approval policy.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub approval_policy: Option<AskForApproval>,
-    /// Sandbox.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<SandboxMode>,
-    /// Extra developer instructions.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub developer_instructions: Option<String>,
-    /// `fast` / `flex`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub service_tier: Option<String>,
+    /// The settings (cwd, model, approval policy, sandbox, instructions, tier).
+    #[serde(flatten)]
+    pub settings: ThreadStartParams,
     /// Leave the earlier turns out of the answer (the bridge does not replay them; Codex calls
     /// full-history hydration deprecated).
     pub exclude_turns: bool,

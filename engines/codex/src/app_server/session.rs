@@ -469,12 +469,7 @@ impl AppServerSession {
             Some(thread_id) => {
                 let params = ThreadResumeParams {
                     thread_id,
-                    cwd: start.cwd,
-                    model: start.model,
-                    approval_policy: start.approval_policy,
-                    sandbox: start.sandbox,
-                    developer_instructions: start.developer_instructions,
-                    service_tier: start.service_tier,
+                    settings: start,
                     exclude_turns: true,
                 };
                 (
