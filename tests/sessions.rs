@@ -36,6 +36,13 @@ fn turn_cost(events: &[Value]) -> Option<f64> {
         .and_then(|e| e["cost_usd"].as_f64())
 }
 
+/// Whether `events` hold an event of `kind` with `code`.
+fn has(events: &[Value], kind: &str, code: &str) -> bool {
+    events
+        .iter()
+        .any(|e| e["type"] == kind && e["code"] == code)
+}
+
 fn statuses(chat: &Chat) -> Vec<String> {
     chat.seen
         .iter()
@@ -292,12 +299,7 @@ fn killed_during_a_turn(cmd: &Command, persisted: impl Fn(&str)) {
     });
     assert!(killed, "{second:?}");
     assert_eq!(end(&second)["success"], false, "{second:?}");
-    assert!(
-        second
-            .iter()
-            .any(|e| e["type"] == "error" && e["code"] == "exited_early"),
-        "{second:?}"
-    );
+    assert!(has(&second, "error", "exited_early"), "{second:?}");
     let third = chat.turn(json!({"message": "MOCK:recall after the crash"}));
     assert_eq!(end(&third)["success"], true, "{third:?}");
     assert!(result(&third).contains("first turn"), "{third:?}");
@@ -332,6 +334,64 @@ fn claude_killed_during_a_turn_fails_it_and_the_next_works() {
             std::thread::sleep(Duration::from_millis(50));
         }
     });
+}
+
+/// Claude Code killed before it flushed its transcript (it buffers writes for 100 ms; the
+/// test removes the file to make that moment certain): the restart cannot `--resume` an id
+/// the CLI never saved, so it starts the conversation again under the same id, says the
+/// earlier turns are lost, and the turn succeeds instead of failing on every later turn.
+#[test]
+fn claude_killed_before_saving_starts_again_under_the_same_id() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut chat = Chat::start(&claude(&sandbox, &mock));
+    let first = chat.turn(json!({"message": "MOCK:text first turn"}));
+    assert_eq!(end(&first)["success"], true, "{first:?}");
+    let id = end(&first)["session_id"].as_str().unwrap().to_string();
+    let pids = chat.cli_pids();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    kill(pids[0]);
+    // Dead before the next turn starts: a zombie with no thread left (a multi-threaded
+    // leader shows `Z` while its other threads still exit, and cannot be reaped until then).
+    let status = format!("/proc/{}/status", pids[0]);
+    let dead = |text: &str| {
+        text.lines()
+            .any(|l| l.starts_with("State:") && l.contains('Z'))
+            && text
+                .lines()
+                .any(|l| l.split_whitespace().eq(["Threads:", "1"]))
+    };
+    while std::fs::read_to_string(&status).is_ok_and(|text| !dead(&text)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let projects = sandbox.home().join(".claude/projects");
+    let mut removed = 0;
+    for dir in std::fs::read_dir(&projects).into_iter().flatten().flatten() {
+        if std::fs::remove_file(dir.path().join(format!("{id}.jsonl"))).is_ok() {
+            removed += 1;
+        }
+    }
+    assert!(removed <= 1, "one transcript per id");
+    let second = chat.turn(json!({"message": "MOCK:recall after the crash"}));
+    assert_eq!(end(&second)["success"], true, "{second:?}");
+    assert_eq!(
+        end(&second)["session_id"],
+        id.as_str(),
+        "the same id goes on"
+    );
+    assert!(
+        !result(&second).contains("first turn"),
+        "turn 1 is gone from the CLI: {second:?}"
+    );
+    assert!(has(&second, "warning", "history_lost"), "{second:?}");
+    // The conversation goes on from the restart: turn 3 sees turn 2.
+    let third = chat.turn(json!({"message": "MOCK:recall third"}));
+    assert_eq!(end(&third)["success"], true, "{third:?}");
+    assert!(
+        result(&third).contains("recall after the crash"),
+        "{third:?}"
+    );
+    assert_eq!(chat.finish(), Some(0));
 }
 
 #[test]

@@ -124,6 +124,23 @@ pub fn session_file(config_dir: &Path, cwd: &str, session_id: &str) -> PathBuf {
         .join(format!("{session_id}.jsonl"))
 }
 
+/// Whether Claude Code saved anything of `session_id` under `config_dir`: a non-empty
+/// `<session_id>.jsonl` in any project directory. Session ids are UUIDs, so the file's
+/// directory does not matter, and looking in all of them does not depend on how the CLI
+/// spelled the working directory (symlinks, a cwd it resolved itself).
+///
+/// Claude Code buffers transcript writes for 100 ms: a process killed within that time of its
+/// first turn leaves no file, and `--resume` of that id would fail with "No conversation found".
+pub fn session_saved(config_dir: &Path, session_id: &str) -> bool {
+    let Ok(projects) = std::fs::read_dir(config_dir.join("projects")) else {
+        return false;
+    };
+    let file = format!("{session_id}.jsonl");
+    projects.flatten().any(|dir| {
+        std::fs::metadata(dir.path().join(&file)).is_ok_and(|meta| meta.is_file() && meta.len() > 0)
+    })
+}
+
 /// The fields of an entry the history needs (the rest stays in the raw line).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

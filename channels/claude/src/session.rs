@@ -54,6 +54,9 @@ pub struct ClaudeConversation {
     process: Option<Process>,
     running: Option<Running>,
     session_id: Option<String>,
+    /// A process of this conversation has been started before (a restart, not the first
+    /// launch: only then may a missing transcript be the CLI's loss rather than a wrong id).
+    launched: bool,
     control_id: u64,
     /// What the running process has spent so far: its `result.total_cost_usd` is a running
     /// total for the process, not the turn's cost.
@@ -259,8 +262,30 @@ impl ClaudeConversation {
         }
         let mut request = request.clone();
         request.session_id = self.session_id.clone().or(request.session_id);
+        let lost = self.launched
+            && request.session_id.as_deref().is_some_and(|id| {
+                crate::history::config_dir(&env)
+                    .is_some_and(|dir| !crate::history::session_saved(&dir, id))
+            });
+        let lost = if lost {
+            request.session_id.take()
+        } else {
+            None
+        };
         let program: PathBuf = located.resolved.path;
         let (mut command, warnings) = build_command(program, &request);
+        if let Some(id) = lost {
+            // The CLI died before it flushed the transcript: `--resume` would fail on every
+            // later turn. The conversation goes on under the same id, without what was lost.
+            command.arg("--session-id").arg(&id);
+            ctx.emit(Event::warning(
+                "history_lost",
+                format!(
+                    "Claude Code exited before it saved session {id}; it starts again under the same id without the earlier turns"
+                ),
+            ))
+            .await;
+        }
         if let Some(relay) = self.relay {
             relay
                 .configure(&mut command, &request, &env)
@@ -270,6 +295,7 @@ impl ClaudeConversation {
             ctx.emit(warning).await;
         }
         self.process = Some(Process::spawn(self.provider(), &command, ctx)?);
+        self.launched = true;
         // A new process starts its running total at zero.
         if let Ok(mut spent) = self.spent_usd.lock() {
             *spent = 0.0;
