@@ -8,7 +8,8 @@
 //! and the entries of the old branch stay in the file. What the conversation *is* is the chain
 //! of parent links back from the last entry ([`active_chain`]). Bookkeeping lines (queue
 //! operations, `last-prompt`, file-history snapshots) have no `uuid`; `attachment` entries are
-//! links of the chain but not messages.
+//! links of the chain but not messages, except a background task's queued
+//! `<task-notification>`, which becomes a user row as the plugin's own reader makes it.
 //!
 //! The functions here are pure over a reader; [`QUERIES`] wraps them as query commands.
 
@@ -162,6 +163,21 @@ struct Head<'a> {
     is_compact_summary: bool,
     #[serde(borrow, default)]
     message: Option<&'a RawValue>,
+    /// What an `attachment` entry carries (read only for those).
+    #[serde(borrow, default)]
+    attachment: Option<&'a RawValue>,
+}
+
+/// The fields of an `attachment` entry's attachment that mark a task notification.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Attachment {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    command_mode: Option<String>,
+    #[serde(default)]
+    prompt: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -199,6 +215,28 @@ enum UserRow {
 impl Head<'_> {
     fn is_message(&self) -> bool {
         matches!(self.kind.as_deref(), Some("user" | "assistant"))
+    }
+
+    /// A background task's report that Claude Code queued as an `attachment` entry (a
+    /// `queued_command` in `task-notification` mode, the `<task-notification>` XML in its
+    /// prompt), as the user row the plugin shows for it: `{type:"user", message:{role:"user",
+    /// content:<the XML>}}`. The plugin's parser forwards only user and assistant rows, and
+    /// its subagent cards find the report in such a row (the carrier a live turn uses).
+    fn task_notification_row(&self) -> Option<Box<RawValue>> {
+        if self.kind.as_deref() != Some("attachment") {
+            return None;
+        }
+        let attachment: Attachment = serde_json::from_str(self.attachment?.get()).ok()?;
+        let prompt = attachment.prompt?;
+        let xml = prompt.as_str()?;
+        if attachment.kind.as_deref() != Some("queued_command")
+            || attachment.command_mode.as_deref() != Some("task-notification")
+            || !xml.contains("<task-notification")
+        {
+            return None;
+        }
+        let row = serde_json::json!({"type": "user", "message": {"role": "user", "content": xml}});
+        RawValue::from_string(row.to_string()).ok()
     }
 
     fn user_row(&self) -> UserRow {
@@ -429,8 +467,11 @@ pub fn active_chain<R: BufRead>(mut reader: R) -> io::Result<History> {
             .as_deref()
             .or(head.logical_parent_uuid.as_deref())
             .map(str::to_string);
-        let keep = head.is_message() && head.user_row() != UserRow::Interrupted;
+        let row = head.task_notification_row();
+        let keep = row.is_some() || (head.is_message() && head.user_row() != UserRow::Interrupted);
         let sidechain = head.is_sidechain;
+        drop(head);
+        let raw = row.unwrap_or(raw);
         let index = entries.len();
         entries.push(Entry { raw, parent, keep });
         by_uuid.insert(uuid, index);
@@ -749,6 +790,43 @@ mod tests {
             texts(&chain(&lines).messages),
             ["first", "partial", "again"]
         );
+    }
+
+    #[test]
+    fn a_queued_task_notification_becomes_a_user_row_and_other_attachments_stay_out() {
+        let xml = "<task-notification><task-id>t1</task-id><tool-use-id>toolu_1</tool-use-id>\
+                   <status>completed</status><result>the report</result></task-notification>";
+        let queued = |uuid: &str, parent: &str, mode: &str, prompt: Value| {
+            json!({"type": "attachment", "uuid": uuid, "parentUuid": parent,
+                   "attachment": {"type": "queued_command", "commandMode": mode, "prompt": prompt}})
+            .to_string()
+        };
+        let lines = [
+            user("u1", None, "start a background agent"),
+            assistant("r1", "u1", "launched"),
+            queued("a1", "r1", "task-notification", json!(xml)),
+            // A prompt queued while a turn ran, and a notification whose prompt is not text:
+            // links of the chain, not rows.
+            queued("a2", "a1", "prompt", json!("typed ahead")),
+            queued("a3", "a2", "task-notification", json!([{"type": "text"}])),
+            assistant("r2", "a3", "the agent reported"),
+        ];
+        let history = chain(&lines);
+        assert_eq!(
+            texts(&history.messages),
+            [
+                "start a background agent",
+                "launched",
+                xml,
+                "the agent reported"
+            ]
+        );
+        let row: Value = serde_json::from_str(history.messages[2].get()).unwrap();
+        assert_eq!(
+            row,
+            json!({"type": "user", "message": {"role": "user", "content": xml}})
+        );
+        assert!(history.notes.is_empty(), "{:?}", history.notes);
     }
 
     #[test]
