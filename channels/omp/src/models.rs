@@ -6,7 +6,8 @@
 //!             "contextWindow":128000,"maxTokens":8192,"reasoning":true,"input":["text","image"],…}]}
 //! ```
 //!
-//! A model's id is its `selector` (what `--model` takes), its label its `name`. The list is
+//! A model's id is its `selector` (what `--model` takes), its label its `name`; the default is
+//! the `default` model role (`omp config get modelRoles --json`, run at the same time). The list is
 //! cached per binary and model config ([`sdk_probe::list_models_cached`]).
 
 use std::path::PathBuf;
@@ -58,6 +59,31 @@ pub fn parse_models(stdout: &str) -> Result<Vec<ModelInfo>, String> {
         .collect())
 }
 
+/// The default model of `omp config get modelRoles --json` (`{"value":{"default":…}}`), as
+/// a listed id where it names one: the role's first candidate of a comma-separated list, with
+/// a thinking-level suffix (`mock/m:high`) dropped when only the bare model is listed.
+pub fn default_model(stdout: &str, models: &[ModelInfo]) -> Option<String> {
+    let value: Value = serde_json::from_str(stdout.trim()).ok()?;
+    let role = value["value"]["default"].as_str()?;
+    let candidates: Vec<&str> = role
+        .split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    let listed = |id: &str| models.iter().any(|m| m.id == id);
+    for candidate in &candidates {
+        if listed(candidate) {
+            return Some((*candidate).to_string());
+        }
+        if let Some((bare, _level)) = candidate.rsplit_once(':')
+            && listed(bare)
+        {
+            return Some(bare.to_string());
+        }
+    }
+    candidates.first().map(|c| (*c).to_string())
+}
+
 /// omp's agent directory: `PI_CODING_AGENT_DIR`, else `~/.omp/agent`.
 fn agent_dir(env: &ProbeEnv) -> Option<PathBuf> {
     if let Some(dir) = env.var_non_empty("PI_CODING_AGENT_DIR") {
@@ -87,18 +113,37 @@ fn list_models(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, Q
             CREDENTIALS,
         );
         let listing = async {
-            let mut command = CommandSpec::new(program.clone());
-            command.arg("models").arg("--json");
-            bridge_pi_family::launch::provide_runtime(&crate::BUN, &program, &env, &mut command)
-                .map_err(QueryError::Failed)?;
-            let output =
-                bridge_core::query::run_cli("omp", &command, &[], request.deadline).await?;
-            let models = parse_models(&output.stdout).map_err(QueryError::Failed)?;
+            let omp = |args: &[&str]| {
+                let mut command = CommandSpec::new(program.clone());
+                for arg in args {
+                    command.arg(arg);
+                }
+                bridge_pi_family::launch::provide_runtime(&crate::BUN, &program, &env, &mut command)
+                    .map(|()| command)
+                    .map_err(QueryError::Failed)
+            };
+            let (list_command, roles_command) = (
+                omp(&["models", "--json"])?,
+                omp(&["config", "get", "modelRoles", "--json"])?,
+            );
+            // Both at once: each is a whole omp start.
+            let (output, roles) = futures_util::join!(
+                bridge_core::query::run_cli("omp", &list_command, &[], request.deadline),
+                bridge_core::query::run_cli("omp", &roles_command, &[], request.deadline),
+            );
+            let models = parse_models(&output?.stdout).map_err(QueryError::Failed)?;
             let mut notes = located.warnings.clone();
             if models.is_empty() {
                 notes.push("omp has credentials for no model".into());
             }
-            let list = ModelList::new(crate::ID, None, models);
+            let default = match roles {
+                Ok(roles) => default_model(&roles.stdout, &models),
+                Err(why) => {
+                    notes.push(format!("omp's default model is unknown: {why}"));
+                    None
+                }
+            };
+            let list = ModelList::new(crate::ID, default, models);
             Ok((list, notes))
         };
         sdk_probe::list_models_cached(&env, crate::ID, &source, listing).await
@@ -126,5 +171,36 @@ mod tests {
         assert!(parse_models("Error: boom").is_err());
         assert!(parse_models("{\"other\":1}").is_err());
         assert_eq!(parse_models("{\"models\":[]}"), Ok(Vec::new()));
+    }
+
+    #[test]
+    fn the_default_is_the_default_role_as_a_listed_id() {
+        let models =
+            parse_models(r#"{"models":[{"selector":"mock/m"},{"selector":"x/y"}]}"#).unwrap();
+        let roles = |default: &str| {
+            serde_json::to_string_pretty(
+                &serde_json::json!({"key": "modelRoles", "value": {"default": default}}),
+            )
+            .unwrap()
+        };
+        assert_eq!(
+            default_model(&roles("x/y"), &models).as_deref(),
+            Some("x/y")
+        );
+        assert_eq!(
+            default_model(&roles("mock/m:high"), &models).as_deref(),
+            Some("mock/m")
+        );
+        assert_eq!(
+            default_model(&roles("gone/z, x/y"), &models).as_deref(),
+            Some("x/y")
+        );
+        assert_eq!(
+            default_model(&roles("gone/z"), &models).as_deref(),
+            Some("gone/z")
+        );
+        let unset = r#"{"key":"modelRoles","value":{},"type":"record"}"#;
+        assert_eq!(default_model(unset, &models), None);
+        assert_eq!(default_model("Unknown setting", &models), None);
     }
 }
