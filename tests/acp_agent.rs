@@ -904,6 +904,20 @@ fn an_unanswered_approval_and_a_policy_denial_are_rejections_not_cancellations()
         !sandbox.work().join("mock-written.txt").exists(),
         "plan mode let the write through"
     );
+    // A command too: plan mode runs nothing.
+    raw.prompt(5, "MOCK:danger make a file");
+    let end = raw.until(|m| {
+        assert_ne!(
+            m["method"], "session/request_permission",
+            "plan mode asked: {m}"
+        );
+        m["id"] == 5
+    });
+    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+    assert!(
+        !sandbox.work().join("mock-created.txt").exists(),
+        "plan mode let the command run"
+    );
     raw.close(&sandbox);
 }
 

@@ -178,6 +178,21 @@ fn claude_mode_change_between_turns_takes_effect_live() {
         chat.seen
     );
     assert_eq!(chat.cli_pids(), pid, "changed live, in the same process");
+    // Back to plan, live: a command is refused by the plan policy, as when plan is the launch
+    // flag (Claude Code would otherwise let its auto-mode classifier approve it unasked).
+    chat.send(&json!({"type": "set_permission_mode", "mode": "plan"}));
+    let command = chat.turn(json!({"message": "MOCK:danger make a file"}));
+    assert!(
+        !sandbox.work().join("mock-created.txt").exists(),
+        "plan mode entered live ran the command: {command:?}"
+    );
+    assert!(
+        command
+            .iter()
+            .any(|e| e["type"] == "permission_decision" && e["source"] == "policy"),
+        "{command:?}"
+    );
+    assert_eq!(chat.cli_pids(), pid, "still the same process");
     assert_eq!(chat.finish(), Some(0));
 }
 

@@ -173,6 +173,13 @@ pub const STREAM_JSON_ARGS: [&str; 6] = [
     "--verbose",
 ];
 
+/// Settings given on every launch (`--settings`, Claude Code's highest user-level layer).
+/// Entering plan mode live (`set_permission_mode`) makes Claude Code turn on "auto mode during
+/// plan", whose classifier approves commands without asking; plan given as the launch flag
+/// never does. Off, plan is read-only however it was entered, and its requests reach the
+/// bridge's plan policy.
+pub const NO_AUTO_MODE_IN_PLAN: &str = r#"{"useAutoModeDuringPlan":false}"#;
+
 /// The `claude -p` stream-json command for `request` (flags, environment, working directory;
 /// stdin piped), plus warnings about what could not be honoured exactly. The prompt is not in
 /// it: it goes to stdin ([`user_message`]), once per turn.
@@ -186,6 +193,8 @@ pub fn build_command(program: PathBuf, request: &Request) -> (CommandSpec, Vec<E
         "--include-partial-messages",
         "--permission-prompt-tool",
         "stdio",
+        "--settings",
+        NO_AUTO_MODE_IN_PLAN,
     ] {
         command.arg(arg);
     }
