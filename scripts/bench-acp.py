@@ -10,6 +10,10 @@ warm-up round first (dropped), each run in a fresh home; the report gives median
 * session/new sent → the first `agent_message_chunk` of prompt 1 (prompt 1 is sent as soon as
   `session/new` answers, so this is what a user who types at once waits);
 * prompt 2 sent → its first `agent_message_chunk` (the warm session);
+* the agent spawned → the first chunk of prompt 1 (`initialize` sent at once, `session/new` as
+  soon as it answers, as Zed does when a thread opens): what an adapter does before
+  `session/new` counts here, not above (codex-acp loads Codex at start, the bridge starts
+  `codex app-server` at `session/new`);
 * memory: the agent's process tree, each process at its own peak (VmHWM), split into the CLI
   (the CLI's executable and its descendants) and the rest, the adapter. codex-acp has Codex
   built in (no CLI process), so for Codex the whole trees are compared.
@@ -28,7 +32,7 @@ from bench_harness import TreeMemory, exe_of, guarded, interleave, spawn
 RUNS = int(os.environ.get("RUNS", "5"))
 BRIDGE = os.path.abspath(sys.argv[1])  # the runs chdir into their scratch home
 CLAUDE_ACP_JS, CODEX_ACP = sys.argv[2], sys.argv[3]
-MOCK = sys.argv[4]  # http://127.0.0.1:PORT
+MOCK = os.environ["MOCK_URL"]  # http://127.0.0.1:PORT (scripts/bench-mock-netns)
 FIRST, SECOND = "MOCK:text hi", "MOCK:text again"
 HELLO = "Hello from the mock model."  # the mock's `text` answer (tests/mock-llm)
 RUN_TIMEOUT = 120  # seconds a run may take before the benchmark gives up
@@ -150,6 +154,7 @@ class AcpClient:
 def variant(argv, env_for, cli_dir):
     def go(home):
         cwd = os.path.join(home, "work")
+        spawned = time.monotonic()
         client = AcpClient(argv, env_for(home), cwd)
         memory = TreeMemory(client.p.pid, lambda pid: cli_dir is not None and exe_of(pid).startswith(cli_dir))
         client.call("initialize", {"protocolVersion": 1, "clientInfo": {"name": "bench-acp", "version": "1"},
@@ -166,7 +171,7 @@ def variant(argv, env_for, cli_dir):
         left = memory.left()  # the agent's children still running once it is gone
         for pid in left:
             os.kill(pid, signal.SIGKILL)
-        return first, second, answered, tree, cli, exited, len(left)
+        return first, second, answered, tree, cli, exited, len(left), first + start - spawned
     return go
 
 
@@ -193,7 +198,7 @@ def main():
     for ours, theirs in (("bridge acp claude", "claude-agent-acp"), ("bridge acp codex", "codex-acp")):
         print(f"{ours}  vs  {theirs}")
         for i, what in ((0, "session/new -> prompt 1 first chunk"), (1, "prompt 2 -> first chunk"),
-                        (2, "session/new answered")):
+                        (7, "agent spawned -> prompt 1 first chunk"), (2, "session/new answered")):
             a, b = med(ours, i), med(theirs, i)
             print(f"  {what:38} {a*1000:8.1f} ms {b*1000:8.1f} ms   bridge/theirs {a/b:.3f}")
         (ta, ca, aa), (tb, cb, ab) = mem(ours), mem(theirs)

@@ -17,11 +17,5 @@ CODEX_ACP="$BRIDGE_LIB_CODEX_ACP/node_modules/@zed-industries/codex-acp-linux-x6
 [ -x "$CODEX_ACP" ] || { echo "bench-acp: no $CODEX_ACP (codex-acp's linux-x64 binary)" >&2; exit 1; }
 cargo build --release --quiet -p bridge --bin bridge -p mock-llm --bin mock-llm
 TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
-exec tests/netns-run env RUNS="$RUNS" TARGET="$TARGET" bash -c '
-  set -euo pipefail
-  "$TARGET/release/mock-llm" --port 18127 > /tmp/bench-mock.$$ 2>&1 &
-  MOCK=$!
-  trap "kill $MOCK 2>/dev/null" EXIT
-  for _ in $(seq 50); do grep -q listening /tmp/bench-mock.$$ 2>/dev/null && break; sleep 0.1; done
-  python3 scripts/bench-acp.py "$TARGET/release/bridge" "$1" "$2" http://127.0.0.1:18127
-' bench "$CLAUDE_ACP_JS" "$CODEX_ACP"
+exec scripts/bench-mock-netns "$TARGET" 18127 env RUNS="$RUNS" \
+  python3 scripts/bench-acp.py "$TARGET/release/bridge" "$CLAUDE_ACP_JS" "$CODEX_ACP"
