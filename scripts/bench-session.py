@@ -25,9 +25,9 @@ for claude and qwen (ACP). Then the bridge's own memory over a long conversation
 counted), and VmRSS of `bridge daemon` (its own process, not the CLIs) holding 1 and 10 idle
 Claude sessions.
 """
-import json, os, signal, statistics, subprocess, sys, tempfile, time
+import json, os, statistics, sys, tempfile, time
 
-from bench_harness import RUNNING, Driver, interleave, median, spawn
+from bench_harness import Driver, interleave, median, spawn, guarded
 
 RUNS = int(os.environ.get("RUNS", "5"))
 BRIDGE = os.path.abspath(sys.argv[1])  # the runs chdir into their scratch home
@@ -63,24 +63,6 @@ def vm_rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise RuntimeError(f"no VmRSS for {pid}")
-
-
-def timed_out(signum, frame):
-    for p in RUNNING:
-        p.kill()
-    sys.exit("a run timed out (a turn that never ended?)")
-
-
-def guarded(f, seconds=TURN_TIMEOUT):
-    """`f(home)` with a watchdog of `seconds`."""
-    def go(home):
-        RUNNING.clear()
-        signal.alarm(seconds)
-        try:
-            return f(home)
-        finally:
-            signal.alarm(0)
-    return go
 
 
 def is_text_delta(line):
@@ -232,14 +214,13 @@ def long_session(home):
 
 
 def main():
-    signal.signal(signal.SIGALRM, timed_out)
     variants = {}
     for p in PROVIDERS:
         variants[f"{p} warm"] = warm(p)
         variants[f"{p} cold"] = cold(p)
     variants["claude bare warm"] = bare_warm
     variants["claude daemon"] = daemon
-    results = interleave({k: guarded(f) for k, f in variants.items()}, RUNS, (".claude", "tmp", "work"))
+    results = interleave({k: guarded(f, TURN_TIMEOUT) for k, f in variants.items()}, RUNS, (".claude", "tmp", "work"))
     med = lambda kind, k: median(results, kind, k)
     print(f"runs per variant: {RUNS} (interleaved); turn 2 of a conversation")
     for p in PROVIDERS:

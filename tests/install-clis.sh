@@ -12,6 +12,7 @@
 #
 # Usage: tests/install-clis.sh            install everything in the table
 #        tests/install-clis.sh claude     install only the rows whose bin is named
+#        tests/install-clis.sh codex-acp  a bench-only package (BENCH_LIBS), only ever by its key
 #
 # Needs: node + npm on PATH and access to the npm registry; for the PyPI rows a Python >= 3.12
 # and access to PyPI (nothing else is downloaded).
@@ -81,6 +82,18 @@ NODE_LIBS=(
   "ACP_SDK     @agentclientprotocol/sdk  1.9.0     zod@4.6.7"
 )
 
+# Bench-only Node packages, in NODE_LIBS' format: installed only when selected by key, never by a
+# full run (no test needs them); a run that selects one prints its BRIDGE_LIB_<KEY> export.
+# The two ACP adapters scripts/bench-acp.sh measures `bridge acp` against.
+BENCH_LIBS=(
+  # Zed's Claude adapter (on the Claude Agent SDK 0.2.83, which bundles Claude Code 2.1.83; the
+  # bench points it at the pinned `claude` with CLAUDE_CODE_EXECUTABLE).
+  "CLAUDE_AGENT_ACP  @zed-industries/claude-agent-acp  0.23.1"
+  # Zed's Codex adapter: a native binary with Codex built in, in the optional dependency
+  # @zed-industries/codex-acp-<platform> (kept with --include=optional).
+  "CODEX_ACP         @zed-industries/codex-acp         0.16.0"
+)
+
 # PyPI CLIs: each goes into its own virtualenv made with a Python >= the row's minimum (found as
 # python3.1x on PATH, in pyenv's versions or in /usr/bin); only a `bin/` dir holding a symlink to
 # the CLI's entry point is put on BRIDGE_CLI_PATH, so the venv's `python3` never shadows the
@@ -126,12 +139,16 @@ works() {
   case "$out" in *"$version"*) return 0 ;; *) return 1 ;; esac
 }
 
-# Whether the user asked for `bin` (no arguments: every CLI).
-wanted() {
+# Whether `bin` was named on the command line.
+named() {
   local w
-  [ "${#SELECTED[@]}" -eq 0 ] && return 0
   for w in "${SELECTED[@]}"; do [ "$w" = "$1" ] && return 0; done
   return 1
+}
+
+# Whether the user asked for `bin` (no arguments: every CLI).
+wanted() {
+  [ "${#SELECTED[@]}" -eq 0 ] || named "$1"
 }
 
 # The value of option NAME= among the words after a row's bin column.
@@ -144,12 +161,15 @@ row_opt() {
   return 1
 }
 
+# A NODE_LIBS or BENCH_LIBS key as it is selected: lower case, `-` for `_`.
+lib_name() { printf '%s' "$1" | tr 'A-Z_' 'a-z-'; }
+
 SELECTED=("$@")
 for w in "${SELECTED[@]}"; do
   known=0
-  for row in "${NODE_LIBS[@]}"; do
+  for row in "${NODE_LIBS[@]}" "${BENCH_LIBS[@]}"; do
     read -r key _ <<<"$row"
-    [ "$(printf '%s' "$key" | tr 'A-Z_' 'a-z-')" = "$w" ] && known=1
+    [ "$(lib_name "$key")" = "$w" ] && known=1
   done
   for row in "${CLIS[@]}" "${PYPI_CLIS[@]}"; do
     read -r _ _ b rest <<<"$row"
@@ -160,7 +180,7 @@ for w in "${SELECTED[@]}"; do
       needs="$(row_opt needs $rest)" && SELECTED+=("$needs")
     fi
   done
-  [ "$known" -eq 1 ] || die "unknown CLI '$w' (known: $(for r in "${CLIS[@]}" "${PYPI_CLIS[@]}"; do read -r _ _ b _ <<<"$r"; printf '%s ' "$b"; done))"
+  [ "$known" -eq 1 ] || die "unknown CLI '$w' (known: $(for r in "${CLIS[@]}" "${PYPI_CLIS[@]}"; do read -r _ _ b _ <<<"$r"; printf '%s ' "$b"; done; for r in "${NODE_LIBS[@]}" "${BENCH_LIBS[@]}"; do read -r k _ <<<"$r"; printf '%s ' "$(lib_name "$k")"; done))"
 done
 BIN_DIRS=()
 NEWEST=()
@@ -236,9 +256,15 @@ for row in "${CLIS[@]}"; do
 done
 
 LIBS=()
-for row in "${NODE_LIBS[@]}"; do
+# BENCH_LIBS rows come marked, so a full run (which wants everything) passes them by.
+for row in "${NODE_LIBS[@]}" "${BENCH_LIBS[@]/#/bench-only }"; do
+  if [[ "$row" == "bench-only "* ]]; then
+    row="${row#bench-only }"
+    read -r key _ <<<"$row"
+    named "$(lib_name "$key")" || continue
+  fi
   read -r key pkg version extras <<<"$row"
-  wanted "$(printf '%s' "$key" | tr 'A-Z_' 'a-z-')" || continue
+  wanted "$(lib_name "$key")" || continue
   dir="$CACHE/$(sanitize "$pkg")@$version"
   manifest="$dir/node_modules/$pkg/package.json"
   if [ -f "$manifest" ] && node -e 'process.exit(require(process.argv[1]).version === process.argv[2] ? 0 : 1)' "$manifest" "$version"; then
@@ -248,7 +274,7 @@ for row in "${NODE_LIBS[@]}"; do
     rm -rf "$dir"
     mkdir -p "$dir"
     # shellcheck disable=SC2086
-    if ! npm install --prefix "$dir" --no-audit --no-fund --save-exact "$pkg@$version" $extras >&2; then
+    if ! npm install --prefix "$dir" --no-audit --no-fund --save-exact --include=optional "$pkg@$version" $extras >&2; then
       log "npm install of $pkg@$version failed"
       failed=1
       continue
