@@ -5,7 +5,10 @@ Runs inside a loopback-only network namespace (scripts/bench-acp.sh sets it up).
 ACP client (below) drives each agent: `initialize`, `session/new`, then two prompts
 (`MOCK:text …`, the mock's plain text answer) in that session, answering any
 `session/request_permission` with its first allow option. The variants run interleaved, a
-warm-up round first (dropped), each run in a fresh home; the report gives medians and ratios:
+warm-up round first (dropped), each run in a fresh home; the report gives medians and ratios.
+The bridge's own caches (its CLI version and model-list cache, `$XDG_CACHE_HOME/bridge`) are
+shared by all runs, as they persist on a user's machine: the warm-up round fills them.
+
 
 * session/new sent → the first `agent_message_chunk` of prompt 1 (prompt 1 is sent as soon as
   `session/new` answers, so this is what a user who types at once waits);
@@ -25,7 +28,7 @@ pinned `codex app-server`) vs the native `codex-acp` binary (run directly, as Ze
 launcher would add a node process); both reach the mock's Responses API through a model
 provider given as `-c` settings, with the same key variable.
 """
-import json, os, shutil, signal, statistics, subprocess, sys, time
+import atexit, json, os, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 from bench_harness import TreeMemory, exe_of, guarded, interleave, spawn
 
@@ -38,6 +41,8 @@ HELLO = "Hello from the mock model."  # the mock's `text` answer (tests/mock-llm
 RUN_TIMEOUT = 120  # seconds a run may take before the benchmark gives up
 EXIT_WAIT = 3  # seconds an agent may take to exit once its stdin is closed
 KEY = "sk-bench-000000"
+CACHE = tempfile.mkdtemp(prefix="bench-acp-cache-")  # XDG_CACHE_HOME of every run
+atexit.register(shutil.rmtree, CACHE, True)
 CODEX_SETTINGS = [
     'model="gpt-5.5"', 'model_provider="mock"', 'model_providers.mock.name="mock"',
     f'model_providers.mock.base_url="{MOCK}/v1"', 'model_providers.mock.wire_api="responses"',
@@ -58,7 +63,7 @@ CLAUDE_DIR, CODEX_DIR = package_dir("claude"), package_dir("codex")
 def claude_env(home):
     claude = shutil.which("claude")
     return {"PATH": os.environ["PATH"], "HOME": home, "CLAUDE_CONFIG_DIR": os.path.join(home, ".claude"),
-            "TMPDIR": os.path.join(home, "tmp"), "LANG": "C.UTF-8",
+            "TMPDIR": os.path.join(home, "tmp"), "LANG": "C.UTF-8", "XDG_CACHE_HOME": CACHE,
             "ANTHROPIC_BASE_URL": MOCK, "ANTHROPIC_API_KEY": KEY,
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
             "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_MAX_RETRIES": "1",
@@ -67,7 +72,8 @@ def claude_env(home):
 
 def codex_env(home):
     return {"PATH": os.environ["PATH"], "HOME": home, "CODEX_HOME": os.path.join(home, ".codex"),
-            "TMPDIR": os.path.join(home, "tmp"), "LANG": "C.UTF-8", "CODEX_PATH": shutil.which("codex"),
+            "TMPDIR": os.path.join(home, "tmp"), "LANG": "C.UTF-8", "XDG_CACHE_HOME": CACHE,
+            "CODEX_PATH": shutil.which("codex"),
             "BRIDGE_CODEX_BASE_URL": MOCK + "/v1", "BRIDGE_CODEX_API_KEY": KEY,
             "BRIDGE_CODEX_MAX_RETRIES": "0"}
 
