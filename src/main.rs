@@ -340,7 +340,13 @@ async fn run_query(
         eprintln!("{}", redactor.redact(line));
     }
     let mut stdout = std::io::stdout().lock();
-    let line = format!("{}\n", redactor.redact(&outcome.stdout));
+    let mut line = String::new();
+    for before in &outcome.stdout_before {
+        line.push_str(&redactor.redact(before));
+        line.push('\n');
+    }
+    line.push_str(&redactor.redact(&outcome.stdout));
+    line.push('\n');
     if stdout
         .write_all(line.as_bytes())
         .and_then(|()| stdout.flush())
