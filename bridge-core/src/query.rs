@@ -693,6 +693,24 @@ mod tests {
         assert_eq!(outcome.stderr, ["[WARNING] echo: line 2 skipped"]);
     }
 
+    const TAGGED: Query = Query::new("tagged", Input::Nothing, "tagged", |_| {
+        Box::pin(async {
+            Ok(QueryReply::success(Map::new()).with_stdout_line("[TAG]{\"a\":\n1}".into()))
+        })
+    });
+
+    #[tokio::test]
+    async fn a_tagged_line_comes_before_the_json_line_and_stays_one_line() {
+        let outcome = go(&TAGGED, &[], None).await;
+        assert_eq!(outcome.stdout_before, [r#"[TAG]{"a": 1}"#]);
+        assert_eq!(outcome.stdout, r#"{"success":true}"#);
+        let outcome = go(&FAILS, &[], None).await;
+        assert!(
+            outcome.stdout_before.is_empty(),
+            "a failure has only its JSON line"
+        );
+    }
+
     #[tokio::test]
     async fn a_wrong_argument_count_is_a_command_error_with_exit_code_1() {
         let outcome = go(&ECHO_ARGS, &["x"], None).await;

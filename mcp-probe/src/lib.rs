@@ -21,7 +21,7 @@
 //! * **streamable HTTP**: rmcp's reqwest client transport (stateless servers accepted).
 //!   reqwest is built with rustls and the `ring` provider (no OpenSSL, no aws-lc/cmake).
 //! * **SSE** (the 2024-11-05 HTTP+SSE transport): rmcp 3 no longer ships a client for it, so
-//!   [`sse`] is a small one (GET the event stream, its `endpoint` event, POST each message)
+//!   `sse.rs` is a small one (GET the event stream, its `endpoint` event, POST each message)
 //!   served through rmcp's sink/stream adapter.
 //! * WebSocket servers (`type: "ws"`) are reported as failed: neither the CLIs' plugin side
 //!   nor rmcp speaks it.

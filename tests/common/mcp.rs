@@ -1,0 +1,193 @@
+//! MCP servers over HTTP for tests/mcp.rs, on 127.0.0.1: streamable HTTP (`POST /mcp`, JSON
+//! answers, a session id) and the legacy HTTP+SSE transport (`GET /sse` with its `endpoint`
+//! event, `POST /messages`, answers on the event stream), plus `POST /unauthorized`, which
+//! answers 401 with the request's `Authorization` header in its body (so a test can check the
+//! bridge never echoes it). One thread per connection, `Connection: close` on every answer.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+/// One request the server saw.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: String,
+    pub path: String,
+    /// Header names lower-cased.
+    pub headers: BTreeMap<String, String>,
+}
+
+impl Seen {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    seen: Vec<Seen>,
+    sse: Option<TcpStream>,
+}
+
+/// A running server (it lives until the test process ends).
+pub struct McpHttp {
+    pub port: u16,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl McpHttp {
+    pub fn start() -> McpHttp {
+        super::require_loopback_only_network();
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the MCP test server");
+        let port = listener.local_addr().unwrap().port();
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let accept = shared.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let shared = accept.clone();
+                std::thread::spawn(move || serve(stream, &shared));
+            }
+        });
+        McpHttp { port, shared }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.shared.lock().unwrap().seen.clone()
+    }
+}
+
+/// The tools of the HTTP fixture.
+pub fn http_tools() -> Value {
+    json!([
+        {
+            "name": "search_docs",
+            "description": "Search the documentation",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+                "required": ["query"]
+            }
+        }
+    ])
+}
+
+/// The JSON-RPC answer to `message` (`None` for a notification).
+fn answer(message: &Value, server: &str) -> Option<Value> {
+    let id = message.get("id")?.clone();
+    let result = match message["method"].as_str().unwrap_or("") {
+        "initialize" => json!({
+            "protocolVersion": message["params"]["protocolVersion"].as_str().unwrap_or("2025-06-18"),
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": server, "version": "2.0.0"}
+        }),
+        "tools/list" => json!({"tools": http_tools()}),
+        "ping" => json!({}),
+        other => {
+            return Some(json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32601, "message": format!("no method {other}")}}));
+        }
+    };
+    Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+}
+
+fn respond(stream: &mut TcpStream, status: &str, headers: &[(&str, &str)], body: &[u8]) {
+    let mut head = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body);
+    let _ = stream.flush();
+}
+
+fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut stream = stream;
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let path = parts.next().unwrap_or("").to_string();
+    let mut headers = BTreeMap::new();
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 {
+            return;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_string());
+        }
+    }
+    let length: usize = headers
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let seen = Seen {
+        method: method.clone(),
+        path: path.clone(),
+        headers,
+    };
+    let authorization = seen.header("authorization").unwrap_or("").to_string();
+    shared.lock().unwrap().seen.push(seen);
+    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    match (method.as_str(), path.split('?').next().unwrap_or("")) {
+        ("POST", "/mcp") => match answer(&message, "http-fixture") {
+            Some(reply) => respond(
+                &mut stream,
+                "200 OK",
+                &[
+                    ("Content-Type", "application/json"),
+                    ("Mcp-Session-Id", "fixture-session-1"),
+                ],
+                reply.to_string().as_bytes(),
+            ),
+            None => respond(&mut stream, "202 Accepted", &[], b""),
+        },
+        ("DELETE", "/mcp") => respond(&mut stream, "200 OK", &[], b""),
+        ("GET", "/sse") => {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\nevent: endpoint\ndata: /messages?sessionId=fixture\n\n";
+            if stream.write_all(head.as_bytes()).is_ok() {
+                let _ = stream.flush();
+                shared.lock().unwrap().sse = Some(stream);
+            }
+        }
+        ("POST", "/messages") => {
+            respond(&mut stream, "202 Accepted", &[], b"");
+            if let Some(reply) = answer(&message, "sse-fixture") {
+                let mut shared = shared.lock().unwrap();
+                if let Some(sse) = shared.sse.as_mut() {
+                    let _ = sse.write_all(format!("event: message\ndata: {reply}\n\n").as_bytes());
+                    let _ = sse.flush();
+                }
+            }
+        }
+        ("POST", "/unauthorized") => respond(
+            &mut stream,
+            "401 Unauthorized",
+            &[("Content-Type", "text/plain")],
+            format!("denied: {authorization}").as_bytes(),
+        ),
+        _ => respond(&mut stream, "405 Method Not Allowed", &[], b""),
+    }
+}
