@@ -161,6 +161,7 @@ fn mixed_config(sandbox: &Sandbox, http: &McpHttp) {
         &json!({"mcpServers": {
             "web": {"type": "http", "url": http.url("/mcp"), "headers": {"X-Api-Key": HEADER_SECRET}},
             "events": {"type": "sse", "url": http.url("/sse")},
+            "web-hang": {"type": "http", "url": http.url("/hang")},
             "turned-off": stdio("healthy", tag)
         }}),
     );
@@ -191,6 +192,7 @@ fn claude_status_of_a_mixed_config_reports_every_server_and_leaves_nothing_runni
         [
             "web",
             "events",
+            "web-hang",
             "turned-off",
             "healthy",
             "silent",
@@ -225,6 +227,10 @@ fn claude_status_of_a_mixed_config_reports_every_server_and_leaves_nothing_runni
             .unwrap()
             .contains("no answer to initialize within 3 s"),
         "{servers}"
+    );
+    assert_eq!(
+        entry(&servers, "web-hang")["error"],
+        "no answer to initialize within 3 s"
     );
     let crashing = entry(&servers, "crashing")["error"].as_str().unwrap();
     assert!(

@@ -1,6 +1,7 @@
 //! MCP servers over HTTP for tests/mcp.rs, on 127.0.0.1: streamable HTTP (`POST /mcp`, JSON
 //! answers, a session id) and the legacy HTTP+SSE transport (`GET /sse` with its `endpoint`
-//! event, `POST /messages`, answers on the event stream), plus `POST /unauthorized`, which
+//! event, `POST /messages`, answers on the event stream), `POST /hang`, which never answers,
+//! and `POST /unauthorized`, which
 //! answers 401 with the request's `Authorization` header in its body (so a test can check the
 //! bridge never echoes it). One thread per connection, `Connection: close` on every answer.
 
@@ -181,6 +182,10 @@ fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
                     let _ = sse.flush();
                 }
             }
+        }
+        // Reads the request and never answers (the connection stays open).
+        ("POST", "/hang") => {
+            std::thread::sleep(std::time::Duration::from_secs(600));
         }
         ("POST", "/unauthorized") => respond(
             &mut stream,
