@@ -289,3 +289,127 @@ fn http_transport(
         config,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn sh(script: &str, env: &[(&str, &str)]) -> ServerConfig {
+        ServerConfig::Stdio(StdioServer {
+            command: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+            cwd: None,
+        })
+    }
+
+    #[tokio::test]
+    async fn a_server_that_exits_at_once_fails_the_handshake_with_its_stderr() {
+        let error = probe(
+            &sh("echo 'no config' >&2; exit 3", &[]),
+            Duration::from_secs(10),
+            false,
+        )
+        .await
+        .unwrap_err();
+        let ProbeError::Handshake { stderr, .. } = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(stderr, "no config");
+        assert!(
+            error.to_string().ends_with("(stderr: no config)"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_times_out_and_its_group_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        // A grandchild in the same group that would outlive a plain kill of the leader.
+        let script = format!(
+            "sleep 300 & echo $! > {}; echo waiting >&2; cat > /dev/null",
+            pid_file.display()
+        );
+        let error = probe(&sh(&script, &[]), Duration::from_millis(700), true)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                &error,
+                ProbeError::Timeout { stage: "initialize", after, .. } if *after == Duration::from_millis(700)
+            ),
+            "{error:?}"
+        );
+        assert!(
+            error
+                .to_string()
+                .starts_with("no answer to initialize within 0.7 s")
+        );
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // The group was sent SIGKILL; the grandchild is gone (or a zombie awaiting init).
+        let mut gone = false;
+        for _ in 0..50 {
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if state.is_empty() || state.contains(") Z ") {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(gone, "the grandchild {pid} survived its probe");
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_a_spawn_error() {
+        let config = ServerConfig::Stdio(StdioServer {
+            command: "/nonexistent/mcp-server".into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+        });
+        let error = probe(&config, Duration::from_secs(5), false)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, ProbeError::Spawn { command, .. } if command == "/nonexistent/mcp-server"),
+            "{error:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_http_server_fails_the_handshake() {
+        // A port nothing listens on: bind one, then drop it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = ServerConfig::Http(HttpServer {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: [("X-Key".to_string(), "v".to_string())].into(),
+        });
+        let error = probe(&config, Duration::from_secs(10), false)
+            .await
+            .unwrap_err();
+        assert!(matches!(error, ProbeError::Handshake { .. }), "{error:?}");
+        let bad = ServerConfig::Http(HttpServer {
+            url: "http://127.0.0.1:1/mcp".into(),
+            headers: [("bad header".to_string(), "v".to_string())].into(),
+        });
+        assert_eq!(
+            probe(&bad, Duration::from_secs(1), false)
+                .await
+                .unwrap_err(),
+            ProbeError::Http("header name \"bad header\" is not valid HTTP".into())
+        );
+    }
+}
