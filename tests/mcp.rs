@@ -1,10 +1,11 @@
 //! The plugin's MCP commands end to end: `bridge claude getMcpServerStatus` /
 //! `getMcpServerTools` (stdin `{cwd}` / `{serverId, cwd}`) and `bridge codex
 //! getMcpServerTools` (stdin `{serverId, serverConfig}`), driven with the plugin's argv and
-//! stdin against MCP servers the tests start: a healthy stdio server, one that never answers
-//! `initialize`, one that crashes at start (tests/fakes/mcp-server.mjs), and streamable HTTP
-//! and SSE servers on 127.0.0.1 (tests/common/mcp.rs), inside the loopback-only network
-//! namespace. Outputs are read the way `ClaudeMcpQueryService` reads them: the tagged line
+//! stdin against MCP servers the tests start (tests/common/mcp.rs): a healthy stdio server,
+//! one that never answers `initialize`, one that crashes at start (this test binary itself,
+//! started with `BRIDGE_MCP_FIXTURE=<mode>`: its own harness, [`main`], serves MCP on stdio
+//! instead of running the tests), and streamable HTTP and SSE servers on 127.0.0.1, inside the
+//! loopback-only network namespace. Outputs are read the way `ClaudeMcpQueryService` reads them: the tagged line
 //! (`line.substring(tag.length()).trim()`), else the last JSON line.
 
 mod common;
@@ -23,17 +24,52 @@ const ENV_SECRET: &str = "fixture-env-secret-5d8e2b";
 /// A secret in an HTTP server's headers.
 const HEADER_SECRET: &str = "fixture-header-secret-9a41c7";
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/mcp-server.mjs")
+/// The tests, run by libtest-mimic (so that this binary can also be the stdio fixture).
+fn main() {
+    if let Ok(mode) = std::env::var(common::mcp::FIXTURE_ENV) {
+        common::mcp::serve_stdio(&mode);
+        return;
+    }
+    macro_rules! trials {
+        ($($test:ident),* $(,)?) => {
+            vec![$(libtest_mimic::Trial::test(stringify!($test), || {
+                $test();
+                Ok(())
+            })),*]
+        };
+    }
+    let tests = trials![
+        claude_status_of_a_mixed_config_reports_every_server_and_leaves_nothing_running,
+        claude_skip_verify_servers_are_failed_without_being_started,
+        claude_tools_of_the_stdio_http_and_sse_servers,
+        claude_tools_of_an_unknown_server_and_bad_input_are_clear_errors,
+        claude_status_without_a_cwd_reads_the_user_scope_only,
+        claude_config_in_home_and_local_scope_wins_over_project,
+        claude_config_that_is_not_json_is_reported_and_the_other_files_still_count,
+        stdio_servers_get_the_scrubbed_environment_plus_their_own,
+        codex_tools_of_stdio_and_http_server_tables,
+        the_command_lists_name_the_mcp_commands,
+    ];
+    libtest_mimic::run(&libtest_mimic::Arguments::from_args(), tests).exit();
 }
 
-/// A stdio server entry running the fixture in `mode`; `tag` (the sandbox) is passed as an
-/// extra argument so a test can find its own processes.
-fn stdio(mode: &str, tag: &Path) -> Value {
+/// A stdio server entry running this binary as the fixture in `mode` with `env`; `tag` (the
+/// sandbox) is its argument, so a test can find its own processes.
+fn stdio_with(mode: &str, tag: &Path, env: Value) -> Value {
+    let mut vars = json!({common::mcp::FIXTURE_ENV: mode});
+    vars.as_object_mut()
+        .unwrap()
+        .extend(env.as_object().cloned().unwrap_or_default());
     json!({
-        "command": which::which("node").expect("node on PATH"),
-        "args": [fixture(), mode, tag],
+        "command": std::env::current_exe().expect("the test binary"),
+        "args": [tag],
+        "env": vars,
     })
+}
+
+/// [`stdio_with`] without extra variables.
+fn stdio(mode: &str, tag: &Path) -> Value {
+    stdio_with(mode, tag, json!({}))
 }
 
 /// `bridge <provider> <query>` with a clean environment rooted in `sandbox`.
@@ -140,8 +176,7 @@ fn assert_no_secret(run: &QueryRun) {
 /// the HTTP and SSE servers (with a secret header) and a disabled one.
 fn mixed_config(sandbox: &Sandbox, http: &McpHttp) {
     let tag = sandbox.root();
-    let mut crash = stdio("crash", tag);
-    crash["env"] = json!({"FIXTURE_TOKEN": ENV_SECRET});
+    let crash = stdio_with("crash", tag, json!({"FIXTURE_TOKEN": ENV_SECRET}));
     write_json(
         &claude_json(sandbox),
         &json!({
@@ -167,7 +202,6 @@ fn mixed_config(sandbox: &Sandbox, http: &McpHttp) {
     );
 }
 
-#[test]
 fn claude_status_of_a_mixed_config_reports_every_server_and_leaves_nothing_running() {
     let sandbox = Sandbox::new();
     let http = McpHttp::start();
@@ -264,12 +298,14 @@ fn claude_status_of_a_mixed_config_reports_every_server_and_leaves_nothing_runni
     insta::assert_json_snapshot!("mcp_status_mixed", servers);
 }
 
-#[test]
 fn claude_skip_verify_servers_are_failed_without_being_started() {
     let sandbox = Sandbox::new();
     let dump = sandbox.root().join("env.json");
-    let mut healthy = stdio("healthy", sandbox.root());
-    healthy["env"] = json!({"MCP_FIXTURE_ENV_DUMP": dump});
+    let healthy = stdio_with(
+        "healthy",
+        sandbox.root(),
+        json!({"MCP_FIXTURE_ENV_DUMP": dump}),
+    );
     write_json(
         &claude_json(&sandbox),
         &json!({"mcpServers": {"healthy": healthy}}),
@@ -290,7 +326,6 @@ fn claude_skip_verify_servers_are_failed_without_being_started() {
     assert!(!dump.exists(), "the skipped server was started");
 }
 
-#[test]
 fn claude_tools_of_the_stdio_http_and_sse_servers() {
     let sandbox = Sandbox::new();
     let http = McpHttp::start();
@@ -323,6 +358,11 @@ fn claude_tools_of_the_stdio_http_and_sse_servers() {
         json!({"type": "object", "properties": {"text": {"type": "string", "description": "what to echo"}}, "required": ["text"]})
     );
     assert_eq!(tools[1]["inputSchema"]["required"], json!(["a", "b"]));
+    assert_eq!(
+        healthy["tools"],
+        common::mcp::stdio_tools(),
+        "as the server sent them"
+    );
 
     for id in ["web", "events"] {
         let reply = tools_of(id);
@@ -351,7 +391,6 @@ fn claude_tools_of_the_stdio_http_and_sse_servers() {
     assert!(processes_tagged(sandbox.root()).is_empty());
 }
 
-#[test]
 fn claude_tools_of_an_unknown_server_and_bad_input_are_clear_errors() {
     let sandbox = Sandbox::new();
     write_json(
@@ -419,7 +458,6 @@ fn query_run_raw(cmd: Command, stdin: &str) -> QueryRun {
     }
 }
 
-#[test]
 fn claude_status_without_a_cwd_reads_the_user_scope_only() {
     let sandbox = Sandbox::new();
     let tag = sandbox.root();
@@ -455,7 +493,6 @@ fn claude_status_without_a_cwd_reads_the_user_scope_only() {
     assert_eq!(listed, ["local-one", "project-one", "user-one"]);
 }
 
-#[test]
 fn claude_config_in_home_and_local_scope_wins_over_project() {
     let sandbox = Sandbox::new();
     let tag = sandbox.root();
@@ -478,7 +515,6 @@ fn claude_config_in_home_and_local_scope_wins_over_project() {
     );
 }
 
-#[test]
 fn claude_config_that_is_not_json_is_reported_and_the_other_files_still_count() {
     let sandbox = Sandbox::new();
     let broken = "{\"mcpServers\": {\"lost\": {\"command\": \"x\"},";
@@ -525,12 +561,14 @@ fn claude_config_that_is_not_json_is_reported_and_the_other_files_still_count() 
     assert!(error.contains("is not valid JSON"), "{error}");
 }
 
-#[test]
 fn stdio_servers_get_the_scrubbed_environment_plus_their_own() {
     let sandbox = Sandbox::new();
     let dump = sandbox.root().join("env.json");
-    let mut healthy = stdio("healthy", sandbox.root());
-    healthy["env"] = json!({"MCP_FIXTURE_ENV_DUMP": dump, "FROM_CONFIG": "yes"});
+    let healthy = stdio_with(
+        "healthy",
+        sandbox.root(),
+        json!({"MCP_FIXTURE_ENV_DUMP": dump, "FROM_CONFIG": "yes"}),
+    );
     write_json(
         &claude_json(&sandbox),
         &json!({"mcpServers": {"healthy": healthy}}),
@@ -551,7 +589,6 @@ fn stdio_servers_get_the_scrubbed_environment_plus_their_own() {
     assert!(env.get("npm_config_loglevel").is_none(), "{env}");
 }
 
-#[test]
 fn codex_tools_of_stdio_and_http_server_tables() {
     let sandbox = Sandbox::new();
     let http = McpHttp::start();
@@ -569,10 +606,9 @@ fn codex_tools_of_stdio_and_http_server_tables() {
         assert_no_secret(&run);
         reply
     };
-    let node = which::which("node").unwrap();
     let stdio = tools(
         "local",
-        json!({"command": node, "args": [fixture(), "healthy", sandbox.root()], "env": {"A": "b"}}),
+        stdio_with("healthy", sandbox.root(), json!({"A": "b"})),
     );
     assert_eq!(stdio["success"], true, "{stdio}");
     assert_eq!(stdio["serverId"], "local");
@@ -629,7 +665,6 @@ fn codex_tools_of_stdio_and_http_server_tables() {
     assert!(processes_tagged(sandbox.root()).is_empty());
 }
 
-#[test]
 fn the_command_lists_name_the_mcp_commands() {
     for (provider, wanted) in [
         (

@@ -38,6 +38,14 @@ pub enum ProbeError {
         /// The last lines a stdio server wrote to stderr.
         stderr: String,
     },
+    /// The stdio server exited before completing the handshake (it crashed at start).
+    #[error("the server exited ({status}) before completing the MCP handshake{}", stderr_suffix(.stderr))]
+    Exited {
+        /// How it exited (`exit code 3`, `killed by signal 9`).
+        status: String,
+        /// The last lines it wrote to stderr.
+        stderr: String,
+    },
     /// The server connected but `tools/list` failed.
     #[error("tools/list failed: {0}")]
     ListTools(String),
@@ -126,7 +134,18 @@ pub async fn probe(
         Ok(Ok(session)) => session,
         Ok(Err(mut error)) => {
             if let (ProbeError::Handshake { stderr, .. }, Some(c)) = (&mut error, child.as_mut()) {
+                // A server that exited says so, whichever way the handshake noticed (a closed
+                // stdout, or a broken pipe when the request was written).
+                let exited = c.wait_timeout(STDERR_SETTLE).await;
                 *stderr = tail(&c.settled_stderr_tail(STDERR_SETTLE).await);
+                if let Some(status) = exited {
+                    error = ProbeError::Exited {
+                        status: bridge_core::process::describe_exit(&status),
+                        stderr: std::mem::take(stderr),
+                    };
+                }
+                // Reaped or not, whatever it started goes with its group.
+                c.sweep_group();
             }
             return Err(error);
         }
@@ -308,7 +327,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_server_that_exits_at_once_fails_the_handshake_with_its_stderr() {
+    async fn a_server_that_exits_at_once_is_reported_with_its_exit_and_stderr() {
         let error = probe(
             &sh("echo 'no config' >&2; exit 3", &[]),
             Duration::from_secs(10),
@@ -316,13 +335,16 @@ mod tests {
         )
         .await
         .unwrap_err();
-        let ProbeError::Handshake { stderr, .. } = &error else {
-            panic!("{error:?}");
-        };
-        assert_eq!(stderr, "no config");
-        assert!(
-            error.to_string().ends_with("(stderr: no config)"),
-            "{error}"
+        assert_eq!(
+            error,
+            ProbeError::Exited {
+                status: "exit code 3".into(),
+                stderr: "no config".into()
+            }
+        );
+        assert_eq!(
+            error.to_string(),
+            "the server exited (exit code 3) before completing the MCP handshake (stderr: no config)"
         );
     }
 

@@ -1,4 +1,8 @@
-//! MCP servers over HTTP for tests/mcp.rs, on 127.0.0.1: streamable HTTP (`POST /mcp`, JSON
+//! MCP servers for tests/mcp.rs. [`serve_stdio`]: one over stdio (newline-delimited JSON-RPC)
+//! in one of three modes, `healthy` (serverInfo `stdio-fixture` 1.2.3, tools `echo` and `add`),
+//! `silent` (reads every line, never answers), `crash` (a line on stderr with
+//! `$FIXTURE_TOKEN` in it, exit code 3); with `MCP_FIXTURE_ENV_DUMP` set it first writes its
+//! environment there as JSON. [`McpHttp`]: over HTTP on 127.0.0.1: streamable HTTP (`POST /mcp`, JSON
 //! answers, a session id) and the legacy HTTP+SSE transport (`GET /sse` with its `endpoint`
 //! event, `POST /messages`, answers on the event stream), `POST /hang`, which never answers,
 //! and `POST /unauthorized`, which
@@ -79,16 +83,74 @@ pub fn http_tools() -> Value {
     ])
 }
 
-/// The JSON-RPC answer to `message` (`None` for a notification).
-fn answer(message: &Value, server: &str) -> Option<Value> {
+/// The variable whose value makes the tests/mcp.rs binary serve MCP on stdio in that mode.
+pub const FIXTURE_ENV: &str = "BRIDGE_MCP_FIXTURE";
+
+/// The tools of the stdio fixture.
+pub fn stdio_tools() -> Value {
+    json!([
+        {
+            "name": "echo",
+            "description": "Echo the text back",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"text": {"type": "string", "description": "what to echo"}},
+                "required": ["text"]
+            }
+        },
+        {
+            "name": "add",
+            "description": "Add two numbers",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                "required": ["a", "b"]
+            }
+        }
+    ])
+}
+
+/// Serves MCP on stdin/stdout in `mode` (see the module docs) until stdin ends.
+pub fn serve_stdio(mode: &str) {
+    if let Some(path) = std::env::var_os("MCP_FIXTURE_ENV_DUMP") {
+        let env: serde_json::Map<String, Value> = std::env::vars()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        std::fs::write(path, Value::Object(env).to_string()).unwrap();
+    }
+    if mode == "crash" {
+        let token = std::env::var("FIXTURE_TOKEN").unwrap_or_default();
+        eprintln!("fixture crashed on purpose, token={token}");
+        std::process::exit(3);
+    }
+    let stdout = std::io::stdout();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        if mode == "silent" {
+            continue;
+        }
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if let Some(reply) = answer(&message, ("stdio-fixture", "1.2.3"), stdio_tools()) {
+            let mut out = stdout.lock();
+            let _ = writeln!(out, "{reply}");
+            let _ = out.flush();
+        }
+    }
+}
+
+/// The JSON-RPC answer to `message` of a server called `name` (version `version`) with
+/// `tools` (`None` for a notification).
+fn answer(message: &Value, (name, version): (&str, &str), tools: Value) -> Option<Value> {
     let id = message.get("id")?.clone();
     let result = match message["method"].as_str().unwrap_or("") {
         "initialize" => json!({
             "protocolVersion": message["params"]["protocolVersion"].as_str().unwrap_or("2025-06-18"),
             "capabilities": {"tools": {}},
-            "serverInfo": {"name": server, "version": "2.0.0"}
+            "serverInfo": {"name": name, "version": version}
         }),
-        "tools/list" => json!({"tools": http_tools()}),
+        "tools/list" => json!({"tools": tools}),
         "ping" => json!({}),
         other => {
             return Some(json!({"jsonrpc": "2.0", "id": id,
@@ -153,7 +215,7 @@ fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
     shared.lock().unwrap().seen.push(seen);
     let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     match (method.as_str(), path.split('?').next().unwrap_or("")) {
-        ("POST", "/mcp") => match answer(&message, "http-fixture") {
+        ("POST", "/mcp") => match answer(&message, ("http-fixture", "2.0.0"), http_tools()) {
             Some(reply) => respond(
                 &mut stream,
                 "200 OK",
@@ -175,7 +237,7 @@ fn serve(stream: TcpStream, shared: &Mutex<Shared>) {
         }
         ("POST", "/messages") => {
             respond(&mut stream, "202 Accepted", &[], b"");
-            if let Some(reply) = answer(&message, "sse-fixture") {
+            if let Some(reply) = answer(&message, ("sse-fixture", "2.0.0"), http_tools()) {
                 let mut shared = shared.lock().unwrap();
                 if let Some(sse) = shared.sse.as_mut() {
                     let _ = sse.write_all(format!("event: message\ndata: {reply}\n\n").as_bytes());
