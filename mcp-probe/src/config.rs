@@ -44,12 +44,23 @@ pub struct HttpServer {
 
 impl ServerConfig {
     /// Every value of this configuration that may be a secret (environment values, header
-    /// values), for redacting messages that could echo one.
+    /// values and their bearer tokens, a URL's query string), for redacting messages that
+    /// could echo one.
     pub fn secrets(&self) -> Vec<&str> {
         match self {
             ServerConfig::Stdio(s) => s.env.values().map(String::as_str).collect(),
             ServerConfig::Http(h) | ServerConfig::Sse(h) => {
-                h.headers.values().map(String::as_str).collect()
+                let mut secrets: Vec<&str> = Vec::new();
+                for value in h.headers.values() {
+                    secrets.push(value);
+                    if let Some(token) = value.strip_prefix("Bearer ") {
+                        secrets.push(token);
+                    }
+                }
+                if let Some((_, query)) = h.url.split_once('?') {
+                    secrets.push(query);
+                }
+                secrets
             }
         }
     }
@@ -661,6 +672,16 @@ mod tests {
             !format!("{:?}", config(1)).contains("s3cret"),
             "Debug hides headers"
         );
+        assert_eq!(
+            config(1).unwrap().secrets(),
+            ["Bearer s3cret", "s3cret"],
+            "the token alone too"
+        );
+        let with_query = ServerConfig::Http(HttpServer {
+            url: "http://h/mcp?key=abc".into(),
+            headers: BTreeMap::new(),
+        });
+        assert_eq!(with_query.secrets(), ["key=abc"]);
         assert_eq!(config(2), Err("Missing command or url".into()));
         assert_eq!(config(3), Err("WebSocket servers are not supported".into()));
         assert_eq!(config(4), Err("Invalid config structure".into()));

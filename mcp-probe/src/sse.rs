@@ -80,8 +80,15 @@ impl SseTransport {
             }
         };
         let (tx, rx) = tokio::sync::mpsc::channel(32);
+        // Reads the stream until it ends or the client drops its half (then the GET
+        // connection is dropped with it).
         tokio::spawn(async move {
-            while let Some(Ok(event)) = events.next().await {
+            loop {
+                let event = tokio::select! {
+                    () = tx.closed() => break,
+                    event = events.next() => event,
+                };
+                let Some(Ok(event)) = event else { break };
                 if event.event.as_deref().is_some_and(|e| e != "message") {
                     continue;
                 }
