@@ -675,8 +675,16 @@ fn the_command_lists_name_the_mcp_commands() {
     ] {
         let out = bridge().args([provider, "noSuchCommand"]).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
+        let help = bridge().args([provider, "--help"]).output().unwrap();
+        assert!(help.status.success());
+        let help = String::from_utf8_lossy(&help.stdout);
+        let listed = help
+            .lines()
+            .find(|l| l.starts_with(&format!("Commands of {provider}: ")))
+            .unwrap_or_else(|| panic!("{help}"));
         for command in wanted {
             assert!(stderr.contains(command), "{provider}: {stderr}");
+            assert!(listed.contains(command), "{provider}: {listed}");
         }
     }
 }
