@@ -237,12 +237,19 @@ async fn connect(
 /// bridge's environment with the project's scrub list applied
 /// ([`bridge_core::process::is_scrubbed_env`]), then the server's own `env`.
 fn spawn(server: &StdioServer) -> Result<ChildProcess, ProbeError> {
-    let mut spec = CommandSpec::new(&server.command);
+    let cwd = server.cwd.clone().filter(|c| c.is_dir());
+    // `./bin/server` in a project's config means the project's, not the bridge's.
+    let program = std::path::Path::new(&server.command);
+    let program = match &cwd {
+        Some(dir) if program.is_relative() && program.components().count() > 1 => dir.join(program),
+        _ => program.to_path_buf(),
+    };
+    let mut spec = CommandSpec::new(program);
     spec.args = server.args.iter().map(Into::into).collect();
     for (key, value) in &server.env {
         spec.env(key, value);
     }
-    spec.cwd = server.cwd.clone().filter(|c| c.is_dir());
+    spec.cwd = cwd;
     spec.stdin = StdinMode::Piped;
     ChildProcess::spawn(&spec).map_err(|e| ProbeError::Spawn {
         command: server.command.clone(),
@@ -388,6 +395,33 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert!(gone, "the grandchild {pid} survived its probe");
+    }
+
+    #[tokio::test]
+    async fn a_relative_program_runs_from_the_server_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("bin")).unwrap();
+        let script = dir.path().join("bin/server");
+        std::fs::write(&script, "#!/bin/sh\necho from-the-project >&2\nexit 4\n").unwrap();
+        let mut permissions = std::fs::metadata(&script).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+        std::fs::set_permissions(&script, permissions).unwrap();
+        let config = ServerConfig::Stdio(StdioServer {
+            command: "./bin/server".into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: Some(dir.path().to_path_buf()),
+        });
+        let error = probe(&config, Duration::from_secs(10), false)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ProbeError::Exited {
+                status: "exit code 4".into(),
+                stderr: "from-the-project".into()
+            }
+        );
     }
 
     #[tokio::test]
