@@ -143,8 +143,30 @@ pub(crate) fn fail_line(error: &str) -> ExitCode {
     ExitCode::from(1)
 }
 
+/// Parses the command line; `bridge <provider> --help` also lists the commands that provider
+/// accepts (its sends, `session` and its queries).
+fn parse_cli() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut command = Cli::command();
+    let wants_help = args.iter().skip(1).any(|a| a == "--help" || a == "-h");
+    if wants_help
+        && let Some(provider) = args.get(1).and_then(|a| a.to_str())
+        && let Some(channel) = bridge::router().get(provider)
+    {
+        let commands = bridge::core::query::command_list(&*channel).join(", ");
+        let general = command
+            .get_after_help()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        command = command.after_help(format!("{general}\n\nCommands of {provider}: {commands}"));
+    }
+    let matches = command.get_matches_from(args);
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let router = bridge::router();
     let Some(provider) = cli.provider.clone() else {
         eprintln!(
@@ -340,7 +362,13 @@ async fn run_query(
         eprintln!("{}", redactor.redact(line));
     }
     let mut stdout = std::io::stdout().lock();
-    let line = format!("{}\n", redactor.redact(&outcome.stdout));
+    let mut line = String::new();
+    for before in &outcome.stdout_before {
+        line.push_str(&redactor.redact(before));
+        line.push('\n');
+    }
+    line.push_str(&redactor.redact(&outcome.stdout));
+    line.push('\n');
     if stdout
         .write_all(line.as_bytes())
         .and_then(|()| stdout.flush())

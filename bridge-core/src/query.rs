@@ -8,7 +8,8 @@
 //! (`ai-bridge-protocol.md` §3.4, §7):
 //!
 //! * stdout: exactly one JSON object, one line, last: the reply (`{"success":true,…}`) or
-//!   `{"success":false,"error":"…"}`;
+//!   `{"success":false,"error":"…"}`; a reply may put tagged lines before it (the MCP
+//!   queries' `[MCP_SERVER_STATUS]…` line, [`QueryReply::with_stdout_line`]);
 //! * stderr: the reply's notes (a corrupt line skipped, say) as `[WARNING] <query>: …` lines,
 //!   and a failure once more behind the query's tag (`[GET_SESSION_ERROR] …`) where it has one;
 //! * exit code 0 when the JSON line carries the answer, failures included (they are in-band,
@@ -154,6 +155,7 @@ impl QueryRequest {
 pub struct QueryReply {
     body: Box<RawValue>,
     notes: Vec<String>,
+    lines: Vec<String>,
 }
 
 impl QueryReply {
@@ -166,18 +168,35 @@ impl QueryReply {
         QueryReply {
             body,
             notes: Vec::new(),
+            lines: Vec::new(),
         }
     }
 
-    /// `body`, serialized as it is: it must be a JSON object with `"success":true` (for replies
-    /// too large to build as a [`Value`] first, such as a session's messages).
+    /// `body`, serialized as it is: it must be a JSON object with a `success` field (for replies
+    /// too large to build as a [`Value`] first, such as a session's messages, and for answers
+    /// that report a failure in their own shape, such as an MCP server's tools that could not
+    /// be listed: `success` false and the fields the plugin reads).
     pub fn serialized<T: Serialize>(body: &T) -> Result<Self, QueryError> {
         let body = serde_json::value::to_raw_value(body)
             .map_err(|e| QueryError::Failed(format!("cannot serialize the reply: {e}")))?;
         Ok(QueryReply {
             body,
             notes: Vec::new(),
+            lines: Vec::new(),
         })
+    }
+
+    /// The same reply with `line` written to stdout before its JSON line (a tagged line the
+    /// plugin looks for first, such as `[MCP_SERVER_STATUS][…]`). It must not hold a line
+    /// break.
+    pub fn with_stdout_line(mut self, line: String) -> Self {
+        self.lines.push(one_line(&line));
+        self
+    }
+
+    /// The stdout lines written before the JSON line.
+    pub fn stdout_lines(&self) -> &[String] {
+        &self.lines
     }
 
     /// The same reply with `notes` for stderr.
@@ -222,6 +241,8 @@ pub enum QueryError {
 /// What [`run`] produced, for the binary to print.
 #[derive(Debug)]
 pub struct Outcome {
+    /// Stdout lines before the JSON line (without their newlines).
+    pub stdout_before: Vec<String>,
     /// The stdout line (one JSON object, without the newline).
     pub stdout: String,
     /// Lines for stderr.
@@ -376,6 +397,7 @@ pub async fn run<R: AsyncRead + Unpin>(
 fn outcome(query: &Query, answer: Result<QueryReply, QueryError>) -> Outcome {
     match answer {
         Ok(reply) => Outcome {
+            stdout_before: reply.lines.clone(),
             stderr: reply
                 .notes
                 .iter()
@@ -392,6 +414,7 @@ fn outcome(query: &Query, answer: Result<QueryReply, QueryError>) -> Outcome {
                 _ => (query.error_tag, 0),
             };
             Outcome {
+                stdout_before: Vec::new(),
                 stdout: line,
                 stderr: tag
                     .map(|tag| format!("{tag} {}", one_line(&message)))
@@ -668,6 +691,24 @@ mod tests {
             r#"{"success":true,"args":["x","y"],"stdin":null}"#
         );
         assert_eq!(outcome.stderr, ["[WARNING] echo: line 2 skipped"]);
+    }
+
+    const TAGGED: Query = Query::new("tagged", Input::Nothing, "tagged", |_| {
+        Box::pin(async {
+            Ok(QueryReply::success(Map::new()).with_stdout_line("[TAG]{\"a\":\n1}".into()))
+        })
+    });
+
+    #[tokio::test]
+    async fn a_tagged_line_comes_before_the_json_line_and_stays_one_line() {
+        let outcome = go(&TAGGED, &[], None).await;
+        assert_eq!(outcome.stdout_before, [r#"[TAG]{"a": 1}"#]);
+        assert_eq!(outcome.stdout, r#"{"success":true}"#);
+        let outcome = go(&FAILS, &[], None).await;
+        assert!(
+            outcome.stdout_before.is_empty(),
+            "a failure has only its JSON line"
+        );
     }
 
     #[tokio::test]

@@ -4,6 +4,7 @@
 
 pub mod acp;
 pub mod chat;
+pub mod mcp;
 pub mod pi_family;
 pub mod plugin;
 

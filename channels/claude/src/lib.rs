@@ -36,6 +36,7 @@
 
 pub mod control;
 pub mod history;
+pub mod mcp;
 pub mod models;
 pub mod relay;
 pub mod session;
@@ -270,7 +271,8 @@ fn build_one_shot(
 /// The query commands of the claude provider: the history of a conversation
 /// ([`history::QUERIES`]: `getSession`, `getLatestUserMessage`), `listModels`
 /// ([`models::QUERY`]) and the control-request ones ([`control::QUERIES`]: `getContextUsage`,
-/// `getUsage`, `rewindFiles`).
+/// `getUsage`, `rewindFiles`) and the MCP ones ([`mcp`]: `getMcpServerStatus`,
+/// `getMcpServerTools`).
 pub const QUERIES: &[bridge_core::query::Query] = &[
     history::QUERIES[0],
     history::QUERIES[1],
@@ -278,6 +280,8 @@ pub const QUERIES: &[bridge_core::query::Query] = &[
     control::QUERIES[0],
     control::QUERIES[1],
     control::QUERIES[2],
+    mcp::STATUS,
+    mcp::TOOLS,
 ];
 
 impl Channel for ClaudeChannel {

@@ -43,7 +43,7 @@ use serde_json::Value;
 
 use crate::{
     DISPLAY_NAME, ID, LaunchEnv, NativeCodex, child_env, connection_args, effort, locate,
-    materialize_images, models, turn_tag,
+    materialize_images, turn_tag,
 };
 
 /// Launch settings an app-server turn changes live (`turn/start` overrides), so a change in
@@ -340,7 +340,7 @@ impl Channel for AppServerChannel {
     }
 
     fn queries(&self) -> &'static [bridge_core::query::Query] {
-        &[models::QUERY]
+        crate::QUERIES
     }
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {

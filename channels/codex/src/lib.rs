@@ -43,6 +43,7 @@
 #![deny(missing_docs)]
 
 pub mod app_server;
+pub mod mcp;
 pub mod models;
 
 pub use bridge_codex::{command, native, normalize, patch, rollout};
@@ -533,6 +534,10 @@ pub(crate) fn turn_tag() -> String {
     format!("codex_{}", &id[..8])
 }
 
+/// The query commands of the codex provider: `listModels` ([`models::QUERY`]) and
+/// `getMcpServerTools` ([`mcp::TOOLS`]).
+pub const QUERIES: &[bridge_core::query::Query] = &[models::QUERY, mcp::TOOLS];
+
 impl Channel for CodexChannel {
     fn id(&self) -> &'static str {
         ID
@@ -547,7 +552,7 @@ impl Channel for CodexChannel {
     }
 
     fn queries(&self) -> &'static [bridge_core::query::Query] {
-        &[models::QUERY]
+        QUERIES
     }
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
