@@ -339,6 +339,23 @@ fn acpx_codex_text_then_a_second_turn_with_history() {
     two_turns_with_history(&codex_acpx(&sandbox, &mock), &sandbox);
 }
 
+/// A Codex turn ends with a `usage_update`: the context of its last model call and the
+/// model's context window, from the app-server's token usage.
+#[test]
+fn acpx_codex_turn_reports_its_context_usage() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = codex_acpx(&sandbox, &mock);
+    let out = acpx.ok(&["--format", "json", "exec", "MOCK:text hi"]);
+    let all = messages(&out);
+    assert_eq!(stop_reasons(&all), vec!["end_turn"], "{out}");
+    let usage = updates(&all, "usage_update");
+    assert_eq!(usage.len(), 1, "{out}");
+    assert!(usage[0]["used"].as_u64().unwrap() > 0, "{}", usage[0]);
+    assert!(usage[0]["size"].as_u64().unwrap() > 0, "{}", usage[0]);
+    assert_none_left(sandbox.root(), "no agent process after a one-shot exec");
+}
+
 /// Codex asks to leave its sandbox (`MOCK:escalate`): acpx allows it (the command runs) or
 /// denies it (nothing runs, the turn goes on).
 #[test]
@@ -737,6 +754,19 @@ fn the_official_sdk_client_validates_every_message_of_a_session() {
     assert!(
         report["cancelledChunks"].as_u64().unwrap() < 40,
         "{report:#}"
+    );
+    // A usage_update after each completed turn (the cancelled one reports none): the context
+    // used, Claude's context window (its result's `modelUsage`), the session's cost so far.
+    let usage = report["usage"].as_array().expect("usage updates");
+    assert!(usage.len() >= 2, "{report:#}");
+    for update in usage {
+        assert!(update["used"].as_u64().unwrap() > 0, "{update}");
+        assert!(update["size"].as_u64().unwrap() >= 100_000, "{update}");
+        assert_eq!(update["cost"]["currency"], "USD", "{update}");
+    }
+    assert!(
+        usage[1]["cost"]["amount"].as_f64() >= usage[0]["cost"]["amount"].as_f64(),
+        "the cost is the session's, cumulative: {usage:?}"
     );
     assert_eq!(
         report["exit"]["code"], 0,

@@ -38,9 +38,11 @@
 //! with [`bridge_core::jsonrpc`], the same framing the ACP client engine uses. The end-to-end
 //! tests check every message against the official TypeScript SDK's schemas.
 //!
-//! Not there yet: `session/list` and `session/close`, `usage_update` (the event model carries
-//! no context-window size, which it needs), the `mcpServers` of `session/new` (accepted, not
-//! passed on), images in prompts.
+//! Each completed turn ends with a `usage_update` where the provider reports its model's
+//! context window (Claude, Codex, ACP agents that send one): see [`encode`].
+//!
+//! Not there yet: `session/list` and `session/close`, the `mcpServers` of `session/new`
+//! (accepted, not passed on), images in prompts.
 //!
 //! # Process hygiene
 //!
@@ -287,6 +289,8 @@ struct AcpSession {
     resume: Option<String>,
     /// The provider conversation id last recorded in the session map.
     recorded: Mutex<Option<String>>,
+    /// What the session's turns cost so far in USD (`None`: the provider reported no cost).
+    cost: Mutex<Option<f64>>,
 }
 
 struct Agent {
@@ -538,6 +542,7 @@ impl Agent {
             model: Mutex::new(self.options.model.clone()),
             recorded: Mutex::new(resume.clone()),
             resume,
+            cost: Mutex::new(None),
         });
         {
             let session = Arc::clone(&session);
@@ -754,7 +759,8 @@ impl Agent {
             session.first_request(message)
         };
         let mut events = session.session.turn(Ok(turn), cancel.clone());
-        let mut encoder = UpdateEncoder::default();
+        let cost_before = session.cost.lock().ok().and_then(|cost| *cost);
+        let mut encoder = UpdateEncoder::with_session_cost(cost_before);
         let mut end: Option<TurnEnd> = None;
         let mut error: Option<String> = None;
         loop {
@@ -781,6 +787,9 @@ impl Agent {
         }
         if let Ok(mut running) = session.running.lock() {
             *running = None;
+        }
+        if let Ok(mut cost) = session.cost.lock() {
+            *cost = encoder.session_cost();
         }
         self.remember(&session);
         if cancel.is_cancelled() {
