@@ -937,6 +937,70 @@ fn an_unanswered_approval_and_a_policy_denial_are_rejections_not_cancellations()
     raw.close(&sandbox);
 }
 
+/// `session/list` lists the conversations Claude keeps (its session files), under the ACP id
+/// the client opened them with, filtered by `cwd`; a new agent process lists them too (with
+/// `sessionCapabilities.list` advertised) and `session/load` opens a listed one.
+#[test]
+fn session_list_returns_the_session_of_an_earlier_prompt_filtered_by_cwd() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &[]);
+    raw.prompt(2, "MOCK:text hello");
+    assert_eq!(raw.answer(2).0["result"]["stopReason"], "end_turn");
+    let list = |raw: &mut Raw, id: u32, params: Value| {
+        raw.send(json!({"jsonrpc":"2.0","id":id,"method":"session/list","params":params}));
+        raw.answer(id).0
+    };
+    let here = list(&mut raw, 3, json!({"cwd": sandbox.work()}));
+    let sessions = here["result"]["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 1, "{here}");
+    assert_eq!(sessions[0]["sessionId"], raw.session, "{here}");
+    assert_eq!(sessions[0]["cwd"], json!(sandbox.work()), "{here}");
+    assert_eq!(sessions[0]["title"], "MOCK:text hello", "{here}");
+    assert!(
+        sessions[0]["updatedAt"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z')),
+        "{here}"
+    );
+    assert!(here["result"].get("nextCursor").is_none(), "{here}");
+    let elsewhere = list(&mut raw, 4, json!({"cwd": sandbox.root()}));
+    assert_eq!(elsewhere["result"]["sessions"], json!([]), "{elsewhere}");
+    let all = list(&mut raw, 5, json!({}));
+    assert!(
+        all["result"]["sessions"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["sessionId"] == raw.session)),
+        "{all}"
+    );
+    let bad = list(&mut raw, 6, json!({"cursor": "nope"}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let relative = list(&mut raw, 7, json!({"cwd": "work"}));
+    assert_eq!(relative["error"]["code"], -32602, "{relative}");
+    let id = raw.session.clone();
+    raw.close(&sandbox);
+
+    let list =
+        json!({"jsonrpc":"2.0","id":1,"method":"session/list","params":{"cwd": sandbox.work()}});
+    let load = json!({"jsonrpc":"2.0","id":2,"method":"session/load","params":{
+        "sessionId": id, "cwd": sandbox.work(), "mcpServers": []}});
+    let seen = raw_session(&sandbox, &mock, &[list, load]);
+    let init = seen.iter().find(|m| m["id"] == 0).expect("initialize");
+    assert_eq!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]["list"],
+        json!({}),
+        "{init}"
+    );
+    let listed = seen.iter().find(|m| m["id"] == 1).expect("the list");
+    assert_eq!(listed["result"]["sessions"][0]["sessionId"], id, "{listed}");
+    let user: Vec<&str> = updates(&seen, "user_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(user, ["MOCK:text hello"], "{seen:#?}");
+    assert_none_left(sandbox.root(), "no agent process after the raw session");
+}
+
 /// The provider's models are the `model` session config option (offered once the list is read,
 /// with a `config_option_update` to the sessions opened before); choosing one sets the model of
 /// the next turn.

@@ -93,6 +93,9 @@ pub const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC "internal error" (a failed turn).
 pub const INTERNAL_ERROR: i64 = -32603;
 
+/// Sessions in one `session/list` answer (a `nextCursor` leads to the next ones).
+pub const LIST_PAGE: usize = 50;
+
 /// The unified permission modes offered as ACP session modes: id, name, description.
 pub const MODES: &[(&str, &str, &str)] = &[
     (
@@ -118,6 +121,8 @@ pub const MODES: &[(&str, &str, &str)] = &[
 pub struct ProviderProfile {
     /// `session/load` can restore a conversation (its history is readable).
     pub load_session: bool,
+    /// `session/list` can list the provider's conversations (a `listSessions` query).
+    pub list_sessions: bool,
     /// Prompts may carry images.
     pub image: bool,
     /// Prompts may carry embedded resources (sent to the CLI as text).
@@ -437,6 +442,9 @@ impl Agent {
             "session/load" | "session/resume" if self.options.profile.load_session => {
                 self.load_session(&params, method == "session/load").await
             }
+            "session/list" if self.options.profile.list_sessions => {
+                self.list_sessions(&params).await
+            }
             "session/set_mode" => self.set_mode(&params),
             "session/set_config_option" => self.set_config_option(&params),
             "session/prompt" => {
@@ -473,6 +481,9 @@ impl Agent {
         let mut sessions = acp::SessionCapabilities::new();
         if profile.load_session {
             sessions = sessions.resume(acp::SessionResumeCapabilities::new());
+        }
+        if profile.list_sessions {
+            sessions = sessions.list(acp::SessionListCapabilities::new());
         }
         let capabilities = acp::AgentCapabilities::new()
             .load_session(profile.load_session)
@@ -603,8 +614,73 @@ impl Agent {
         )
     }
 
+    /// `session/list`: the provider's conversations (its `listSessions`), newest first, under
+    /// the ACP ids they were opened with where the session map knows them, [`LIST_PAGE`] at a
+    /// time (the cursor is the index of the next one).
+    async fn list_sessions(&self, params: &Value) -> Result<Value, RequestError> {
+        let request: acp::ListSessionsRequest = serde_json::from_value(params.clone())
+            .map_err(|e| RequestError::Params(e.to_string()))?;
+        if let Some(cwd) = &request.cwd {
+            absolute(cwd)?;
+        }
+        let start = match &request.cursor {
+            None => 0,
+            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                RequestError::Params(format!("unknown cursor `{cursor}` (pass a nextCursor)"))
+            })?,
+        };
+        let mut filter = serde_json::Map::new();
+        if let Some(cwd) = &request.cwd {
+            filter.insert("cwd".into(), json!(cwd));
+        }
+        let body = self
+            .query_with("listSessions", Vec::new(), Some(filter))
+            .await
+            .map_err(|error| RequestError::Unsupported(format!("cannot list sessions: {error}")))?;
+        let acp_ids = self
+            .options
+            .sessions
+            .as_ref()
+            .map(history::SessionMap::acp_ids)
+            .unwrap_or_default();
+        let listed = body["sessions"].as_array().cloned().unwrap_or_default();
+        let total = listed.len();
+        let sessions: Vec<acp::SessionInfo> = listed
+            .iter()
+            .skip(start)
+            .take(LIST_PAGE)
+            .filter_map(|entry| {
+                let provider_id = entry["sessionId"].as_str()?;
+                let cwd = entry["cwd"].as_str()?;
+                let id = acp_ids
+                    .get(provider_id)
+                    .cloned()
+                    .unwrap_or_else(|| provider_id.to_string());
+                Some(
+                    acp::SessionInfo::new(id, PathBuf::from(cwd))
+                        .title(entry["title"].as_str().map(str::to_string))
+                        .updated_at(entry["updatedAt"].as_str().map(str::to_string)),
+                )
+            })
+            .collect();
+        let next = start.saturating_add(LIST_PAGE);
+        let response = acp::ListSessionsResponse::new(sessions)
+            .next_cursor((next < total).then(|| next.to_string()));
+        to_value(response)
+    }
+
     /// Runs the provider's query `name` with `args`: its reply, or why there is none.
     async fn query(&self, name: &str, args: Vec<String>) -> Result<Value, String> {
+        self.query_with(name, args, None).await
+    }
+
+    /// [`Agent::query`] with a JSON object on the query's stdin.
+    async fn query_with(
+        &self,
+        name: &str,
+        args: Vec<String>,
+        stdin: Option<serde_json::Map<String, Value>>,
+    ) -> Result<Value, String> {
         let query = bridge_core::query::find(&*self.channel, name)
             .ok_or_else(|| format!("{} has no {name}", self.channel.display_name()))?;
         let deadline = bridge_core::query::DEFAULT_DEADLINE;
@@ -612,7 +688,7 @@ impl Agent {
             provider: self.channel.id(),
             query: query.name,
             args,
-            stdin: None,
+            stdin,
             deadline,
         };
         match tokio::time::timeout(deadline, (query.run)(asked)).await {

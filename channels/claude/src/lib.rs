@@ -259,12 +259,13 @@ fn build_one_shot(
 }
 
 /// The query commands of the claude provider: the history of a conversation
-/// ([`history::QUERIES`]: `getSession`, `getLatestUserMessage`), `listModels`
+/// ([`history::QUERIES`]: `getSession`, `getLatestUserMessage`, `listSessions`), `listModels`
 /// ([`models::QUERY`]) and the control-request ones ([`control::QUERIES`]: `getContextUsage`,
 /// `getUsage`, `rewindFiles`).
 pub const QUERIES: &[bridge_core::query::Query] = &[
     history::QUERIES[0],
     history::QUERIES[1],
+    history::QUERIES[2],
     models::QUERY,
     control::QUERIES[0],
     control::QUERIES[1],
