@@ -79,12 +79,18 @@ pub(crate) fn run_acp(cli: Cli) -> ExitCode {
 }
 
 /// What `initialize` advertises for `channel`: `session/load` where its history is readable
-/// (a `getSession` query: Claude's session files) and the session map can be kept; embedded
-/// text resources everywhere (they are sent as text); no images over ACP yet.
+/// (a `getSession` query: Claude's session files) and the session map can be kept,
+/// `session/list` where it can also list them (`listSessions`); embedded text resources
+/// everywhere (they are sent as text); images for Claude.
 fn profile(channel: &dyn bridge::core::Channel, map_kept: bool) -> ProviderProfile {
     ProviderProfile {
         load_session: map_kept && bridge::core::query::find(channel, "getSession").is_some(),
-        image: false,
+        // Listed sessions are ones `session/load` can open.
+        list_sessions: map_kept
+            && bridge::core::query::find(channel, "getSession").is_some()
+            && bridge::core::query::find(channel, "listSessions").is_some(),
+        // Claude Code's stream-json takes image blocks (the attachments of `send`).
+        image: channel.id() == "claude",
         embedded_context: true,
     }
 }

@@ -339,6 +339,23 @@ fn acpx_codex_text_then_a_second_turn_with_history() {
     two_turns_with_history(&codex_acpx(&sandbox, &mock), &sandbox);
 }
 
+/// A Codex turn ends with a `usage_update`: the context of its last model call and the
+/// model's context window, from the app-server's token usage.
+#[test]
+fn acpx_codex_turn_reports_its_context_usage() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = codex_acpx(&sandbox, &mock);
+    let out = acpx.ok(&["--format", "json", "exec", "MOCK:text hi"]);
+    let all = messages(&out);
+    assert_eq!(stop_reasons(&all), vec!["end_turn"], "{out}");
+    let usage = updates(&all, "usage_update");
+    assert_eq!(usage.len(), 1, "{out}");
+    assert!(usage[0]["used"].as_u64().unwrap() > 0, "{}", usage[0]);
+    assert!(usage[0]["size"].as_u64().unwrap() > 0, "{}", usage[0]);
+    assert_none_left(sandbox.root(), "no agent process after a one-shot exec");
+}
+
 /// Codex asks to leave its sandbox (`MOCK:escalate`): acpx allows it (the command runs) or
 /// denies it (nothing runs, the turn goes on).
 #[test]
@@ -738,6 +755,19 @@ fn the_official_sdk_client_validates_every_message_of_a_session() {
         report["cancelledChunks"].as_u64().unwrap() < 40,
         "{report:#}"
     );
+    // A usage_update after each completed turn (the cancelled one reports none): the context
+    // used, Claude's context window (its result's `modelUsage`), the session's cost so far.
+    let usage = report["usage"].as_array().expect("usage updates");
+    assert!(usage.len() >= 2, "{report:#}");
+    for update in usage {
+        assert!(update["used"].as_u64().unwrap() > 0, "{update}");
+        assert!(update["size"].as_u64().unwrap() >= 100_000, "{update}");
+        assert_eq!(update["cost"]["currency"], "USD", "{update}");
+    }
+    assert!(
+        usage[1]["cost"]["amount"].as_f64() >= usage[0]["cost"]["amount"].as_f64(),
+        "the cost is the session's, cumulative: {usage:?}"
+    );
     assert_eq!(
         report["exit"]["code"], 0,
         "the agent ends on stdin EOF: {report:#}"
@@ -756,9 +786,25 @@ struct Raw {
 impl Raw {
     /// The agent, initialized, with one session in the sandbox; `args` go after `acp claude`.
     fn start(sandbox: &Sandbox, mock: &Mock, args: &[&str]) -> Raw {
+        Raw::start_with(sandbox, mock, args, json!([])).0
+    }
+
+    /// [`Raw::start`] with `mcp_servers` in `session/new`; the `initialize` answer too.
+    fn start_with(
+        sandbox: &Sandbox,
+        mock: &Mock,
+        args: &[&str],
+        mcp_servers: Value,
+    ) -> (Raw, Value) {
         let mut cmd = bridge_acp_claude(sandbox, mock);
         cmd.args(args);
-        let (child, stdin, lines) = common::spawn_piped(&mut cmd);
+        Raw::spawn(&mut cmd, sandbox, mcp_servers)
+    }
+
+    /// The agent `cmd` runs, initialized, with one session in the sandbox with `mcp_servers`;
+    /// the `initialize` answer too.
+    fn spawn(cmd: &mut Command, sandbox: &Sandbox, mcp_servers: Value) -> (Raw, Value) {
+        let (child, stdin, lines) = common::spawn_piped(cmd);
         let mut raw = Raw {
             child,
             stdin,
@@ -768,10 +814,11 @@ impl Raw {
         raw.send(
             json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}),
         );
-        let params = json!({"cwd": sandbox.work(), "mcpServers": []});
+        let init = raw.until(|m| m["id"] == 0);
+        let params = json!({"cwd": sandbox.work(), "mcpServers": mcp_servers});
         raw.send(json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":params}));
         raw.session = raw.until(|m| m["id"] == 1)["result"]["sessionId"].clone();
-        raw
+        (raw, init)
     }
 
     fn send(&mut self, message: Value) {
@@ -918,6 +965,225 @@ fn an_unanswered_approval_and_a_policy_denial_are_rejections_not_cancellations()
         !sandbox.work().join("mock-created.txt").exists(),
         "plan mode let the command run"
     );
+    raw.close(&sandbox);
+}
+
+/// `session/list` lists the conversations Claude keeps (its session files), under the ACP id
+/// the client opened them with, filtered by `cwd`; a new agent process lists them too (with
+/// `sessionCapabilities.list` advertised) and `session/load` opens a listed one.
+#[test]
+fn session_list_returns_the_session_of_an_earlier_prompt_filtered_by_cwd() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &[]);
+    raw.prompt(2, "MOCK:text hello");
+    assert_eq!(raw.answer(2).0["result"]["stopReason"], "end_turn");
+    let list = |raw: &mut Raw, id: u32, params: Value| {
+        raw.send(json!({"jsonrpc":"2.0","id":id,"method":"session/list","params":params}));
+        raw.answer(id).0
+    };
+    let here = list(&mut raw, 3, json!({"cwd": sandbox.work()}));
+    let sessions = here["result"]["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 1, "{here}");
+    assert_eq!(sessions[0]["sessionId"], raw.session, "{here}");
+    assert_eq!(sessions[0]["cwd"], json!(sandbox.work()), "{here}");
+    assert_eq!(sessions[0]["title"], "MOCK:text hello", "{here}");
+    assert!(
+        sessions[0]["updatedAt"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z')),
+        "{here}"
+    );
+    assert!(here["result"].get("nextCursor").is_none(), "{here}");
+    let elsewhere = list(&mut raw, 4, json!({"cwd": sandbox.root()}));
+    assert_eq!(elsewhere["result"]["sessions"], json!([]), "{elsewhere}");
+    let all = list(&mut raw, 5, json!({}));
+    assert!(
+        all["result"]["sessions"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["sessionId"] == raw.session)),
+        "{all}"
+    );
+    let bad = list(&mut raw, 6, json!({"cursor": "nope"}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let relative = list(&mut raw, 7, json!({"cwd": "work"}));
+    assert_eq!(relative["error"]["code"], -32602, "{relative}");
+    let id = raw.session.clone();
+    raw.close(&sandbox);
+
+    let list =
+        json!({"jsonrpc":"2.0","id":1,"method":"session/list","params":{"cwd": sandbox.work()}});
+    let load = json!({"jsonrpc":"2.0","id":2,"method":"session/load","params":{
+        "sessionId": id, "cwd": sandbox.work(), "mcpServers": []}});
+    let seen = raw_session(&sandbox, &mock, &[list, load]);
+    let init = seen.iter().find(|m| m["id"] == 0).expect("initialize");
+    assert_eq!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]["list"],
+        json!({}),
+        "{init}"
+    );
+    let listed = seen.iter().find(|m| m["id"] == 1).expect("the list");
+    assert_eq!(listed["result"]["sessions"][0]["sessionId"], id, "{listed}");
+    let user: Vec<&str> = updates(&seen, "user_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(user, ["MOCK:text hello"], "{seen:#?}");
+    assert_none_left(sandbox.root(), "no agent process after the raw session");
+}
+
+/// A stdio MCP server given to `session/new` reaches Claude (`--mcp-config`): the CLI starts it
+/// and offers its tool to the model; `initialize` advertises HTTP and SSE servers too.
+#[test]
+fn an_mcp_server_of_session_new_reaches_claude_and_its_tool_the_model() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let probe = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_probe.mjs");
+    let servers =
+        json!([{"name": "probe", "command": cli_path("node"), "args": [probe], "env": []}]);
+    let (mut raw, init) = Raw::start_with(&sandbox, &mock, &[], servers);
+    assert_eq!(
+        init["result"]["agentCapabilities"]["mcpCapabilities"],
+        json!({"http": true, "sse": true}),
+        "{init}"
+    );
+    raw.prompt(2, "MOCK:text hi");
+    assert_eq!(raw.answer(2).0["result"]["stopReason"], "end_turn");
+    let request = mock.model_requests().pop().expect("a model request");
+    let tools: Vec<&str> = request.body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        tools.contains(&"mcp__probe__echo"),
+        "the MCP server's tool is offered: {tools:?}"
+    );
+    raw.close(&sandbox);
+}
+
+/// The tiny stdio MCP server (tests/mcp_probe.mjs) as `session/new`'s `mcpServers`, and the
+/// file it logs each request's method to.
+fn mcp_probe(sandbox: &Sandbox) -> (Value, PathBuf) {
+    let probe = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_probe.mjs");
+    let log = sandbox.root().join("mcp-probe.log");
+    let servers = json!([{"name": "probe", "command": cli_path("node"), "args": [probe],
+        "env": [{"name": "MCP_PROBE_LOG", "value": log}]}]);
+    (servers, log)
+}
+
+/// Whether the probe was started and asked for its tools (the methods in its log).
+fn probe_listed_tools(log: &Path) -> (bool, Vec<String>) {
+    let asked: Vec<String> = std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let listed = asked.first().map(String::as_str) == Some("initialize")
+        && asked.iter().any(|m| m == "tools/list");
+    (listed, asked)
+}
+
+/// The agent `cmd` runs, with [`mcp_probe`] in `session/new`: `initialize` advertises `mcp`
+/// as its `mcpCapabilities`, and after a turn `who` (the CLI) has started the probe and listed
+/// its tools.
+fn probe_reaches(cmd: &mut Command, sandbox: &Sandbox, mcp: Value, who: &str) {
+    let (servers, log) = mcp_probe(sandbox);
+    let (mut raw, init) = Raw::spawn(cmd, sandbox, servers);
+    assert_eq!(
+        init["result"]["agentCapabilities"]["mcpCapabilities"], mcp,
+        "{init}"
+    );
+    raw.prompt(2, "MOCK:text hi");
+    assert_eq!(raw.answer(2).0["result"]["stopReason"], "end_turn");
+    let (listed, asked) = probe_listed_tools(&log);
+    assert!(
+        listed,
+        "{who} started the server and listed its tools: {asked:?}"
+    );
+    raw.close(sandbox);
+}
+
+/// Gemini's ACP agent behind the bridge's: a stdio MCP server of `session/new` is forwarded in
+/// Gemini's own `session/new`, and Gemini (in a trusted folder) starts it and lists its tools.
+#[test]
+fn an_mcp_server_of_session_new_reaches_gemini_through_its_acp_session() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = common::acp::acp_command(common::acp::Provider::Gemini, &sandbox, &mock.url(), &[]);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge"));
+    cmd.env_clear()
+        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        // Gemini drops the MCP servers of a folder it does not trust.
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .current_dir(sandbox.work())
+        .args(["acp", "gemini"]);
+    probe_reaches(
+        &mut cmd,
+        &sandbox,
+        json!({"http": false, "sse": false}),
+        "Gemini",
+    );
+}
+
+/// A stdio MCP server given to `session/new` reaches Codex (the app-server thread's `config`,
+/// `mcp_servers.<name>`): Codex starts it (with the `env` given) and lists its tools.
+#[test]
+fn an_mcp_server_of_session_new_reaches_codex_and_codex_lists_its_tools() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = codex_acpx(&sandbox, &mock);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge"));
+    cmd.env_clear()
+        .envs(acpx.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(sandbox.work())
+        .args(["acp", "codex", "--model", "gpt-5.5"]);
+    // Codex 0.171 keeps MCP tools behind its `tool_search` tool (they are not in the model
+    // request's list): what shows the server reached it is Codex starting it with the
+    // environment given and listing its tools.
+    probe_reaches(
+        &mut cmd,
+        &sandbox,
+        json!({"http": true, "sse": false}),
+        "Codex",
+    );
+}
+
+/// An `image` block of a prompt reaches the model as an image block (Claude, which advertises
+/// `promptCapabilities.image`).
+#[test]
+fn an_image_prompt_reaches_the_model_as_an_image_block() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let (mut raw, init) = Raw::start_with(&sandbox, &mock, &[], json!([]));
+    assert_eq!(
+        init["result"]["agentCapabilities"]["promptCapabilities"]["image"], true,
+        "{init}"
+    );
+    // A 1×1 PNG.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    raw.request(
+        2,
+        "session/prompt",
+        json!({"prompt": [
+            {"type": "image", "mimeType": "image/png", "data": png},
+            {"type": "text", "text": "MOCK:text what is this"}
+        ]}),
+    );
+    assert_eq!(raw.answer(2).0["result"]["stopReason"], "end_turn");
+    let request = mock.model_requests().pop().expect("a model request");
+    let images: Vec<&Value> = request.body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == "image")
+        .collect();
+    assert_eq!(images.len(), 1, "{:#}", request.body["messages"]);
+    assert_eq!(images[0]["source"]["media_type"], "image/png");
+    assert_eq!(images[0]["source"]["data"], png);
     raw.close(&sandbox);
 }
 

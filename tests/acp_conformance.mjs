@@ -21,7 +21,7 @@ const child = spawn(agent[0], agent.slice(1), { stdio: ["pipe", "pipe", "inherit
 const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
 const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
 
-const report = { failures: [], checked: 0, updates: [], permissions: [], stopReasons: [], texts: [] };
+const report = { failures: [], checked: 0, updates: [], usage: [], permissions: [], stopReasons: [], texts: [] };
 function check(name, value) {
   const schema = schemas[name];
   if (!schema) {
@@ -42,6 +42,10 @@ const client = {
     check("zSessionNotification", params);
     const update = params.update;
     report.updates.push(update.sessionUpdate);
+    if (update.sessionUpdate === "usage_update") {
+      check("zUsageUpdate", update);
+      report.usage.push({ used: update.used, size: update.size, cost: update.cost ?? null });
+    }
     if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") {
       text += update.content.text;
       if (firstChunk) {

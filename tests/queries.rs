@@ -220,7 +220,7 @@ fn a_provider_that_cannot_list_models_says_so_and_unknown_commands_list_the_know
     );
     assert!(
         run.stderr.contains(
-            "[COMMAND_ERROR] unknown command; claude accepts: send, sendWithAttachments, session, getSession <sessionId> <cwd>, getLatestUserMessage <sessionId> <cwd>, listModels, getContextUsage < JSON, getUsage < JSON, rewindFiles < JSON, getMcpServerStatus < JSON, getMcpServerTools < JSON"
+            "[COMMAND_ERROR] unknown command; claude accepts: send, sendWithAttachments, session, getSession <sessionId> <cwd>, getLatestUserMessage <sessionId> <cwd>, listSessions < JSON, listModels, getContextUsage < JSON, getUsage < JSON, rewindFiles < JSON, getMcpServerStatus < JSON, getMcpServerTools < JSON"
         ),
         "{}",
         run.stderr

@@ -11,15 +11,20 @@
 //! | [`Event::PermissionDecision`] | `tool_call_update`: `in_progress` when allowed, `failed` when refused |
 //! | [`Event::ToolResult`] | `tool_call_update`: `completed` / `failed`, the output as text content and `rawOutput` |
 //!
-//! Everything else (usage, status, warnings, transcript messages, the turn end) is not a
-//! session update: the turn end becomes the prompt's `stopReason` ([`stop_reason`]), and the
-//! error of a failed turn the prompt's JSON-RPC error. ACP's `usage_update` needs the context
-//! window's size, which the event model does not carry: it is not sent.
+//! | [`Event::TurnEnd`] | `usage_update`, where the turn reported its [`Usage`] and the model's context window ([`Usage::context_window`]) is known: `used` the tokens in the context after the turn, `size` the window, `cost` the session's cost so far in USD where the provider reports cost |
+//!
+//! Everything else (status, warnings, transcript messages) is not a session update: the turn
+//! end becomes the prompt's `stopReason` ([`stop_reason`]) besides its `usage_update`, and the
+//! error of a failed turn the prompt's JSON-RPC error. A provider that reports no context
+//! window (pi, opencode, the one-shot CLIs) gets no `usage_update`: `size` is required, and a
+//! guessed one would draw a wrong gauge.
 
 use std::collections::{HashMap, HashSet};
 
 use agent_client_protocol_schema::v1 as acp;
-use bridge_core::event::{Event, FileDiff, StopReason, ToolKind, ToolResult, ToolUse, TurnEnd};
+use bridge_core::event::{
+    Event, FileDiff, StopReason, ToolKind, ToolResult, ToolUse, TurnEnd, Usage, UsageScope,
+};
 use bridge_core::permission::{DecisionKind, PermissionRequest};
 use serde_json::Value;
 
@@ -32,12 +37,61 @@ pub struct UpdateEncoder {
     plans: HashSet<String>,
     /// The tool call of each approval asked (decisions name the request).
     requests: HashMap<String, String>,
+    /// The newest usage of one model call, and of the whole turn.
+    message_usage: Option<Usage>,
+    turn_usage: Option<Usage>,
+    /// The session's cost in USD before this turn (`None`: none reported yet).
+    cost_before: Option<f64>,
 }
 
 /// The longest title taken from a command or a query (the client shows it on one line).
 const MAX_TITLE_CHARS: usize = 200;
 
 impl UpdateEncoder {
+    /// An encoder for a turn of a session that has cost `cost_before` USD so far (`None`: no
+    /// cost reported yet), for the `cost` of its `usage_update`.
+    pub fn with_session_cost(cost_before: Option<f64>) -> Self {
+        UpdateEncoder {
+            cost_before,
+            ..UpdateEncoder::default()
+        }
+    }
+
+    /// The session's cost in USD after the usage seen so far (the next turn's `cost_before`).
+    pub fn session_cost(&self) -> Option<f64> {
+        // A turn's cost is its own (a model call's may be a running total: ACP agents').
+        let turn = self.turn_usage.as_ref().and_then(|usage| usage.cost_usd);
+        match (self.cost_before, turn) {
+            (None, None) => None,
+            (before, turn) => Some(before.unwrap_or(0.0) + turn.unwrap_or(0.0)),
+        }
+    }
+
+    /// The `usage_update` of the turn so far: the turn's usage (else its newest model call's),
+    /// where a context window is known.
+    pub fn usage_update(&self) -> Option<acp::UsageUpdate> {
+        let usage = self.turn_usage.as_ref().or(self.message_usage.as_ref())?;
+        let size = usage
+            .context_window
+            .or_else(|| self.message_usage.as_ref()?.context_window)?;
+        // What the context holds: the provider's figure, else the last model call's counts
+        // (a turn's sum counts the context once per call).
+        let used = match (usage.context_tokens, &self.message_usage) {
+            (Some(tokens), _) => tokens,
+            (None, Some(last)) => last.context_used(),
+            (None, None) => usage.context_used(),
+        };
+        // Nothing counted (an interrupted turn's result has only zeros): no figure to show.
+        if used == 0 {
+            return None;
+        }
+        let mut update = acp::UsageUpdate::new(used, size);
+        if let Some(cost) = self.session_cost() {
+            update = update.cost(acp::Cost::new(cost, "USD"));
+        }
+        Some(update)
+    }
+
     /// The updates `event` stands for (often none).
     pub fn encode(&mut self, event: &Event) -> Vec<acp::SessionUpdate> {
         match event {
@@ -68,6 +122,18 @@ impl UpdateEncoder {
                     None => Vec::new(),
                 }
             }
+            Event::Usage(usage) => {
+                match usage.scope {
+                    UsageScope::Message => self.message_usage = Some(usage.clone()),
+                    UsageScope::Turn => self.turn_usage = Some(usage.clone()),
+                }
+                Vec::new()
+            }
+            Event::TurnEnd(_) => self
+                .usage_update()
+                .map(acp::SessionUpdate::UsageUpdate)
+                .into_iter()
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -533,5 +599,73 @@ mod tests {
             Some(acp::StopReason::MaxTurnRequests)
         );
         assert_eq!(stop_reason(&end(StopReason::Error, false)), None);
+    }
+
+    fn usage(scope: UsageScope, input: u64, output: u64, window: Option<u64>) -> Usage {
+        Usage {
+            scope,
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_input_tokens: 100,
+            cache_creation_input_tokens: 0,
+            reasoning_tokens: None,
+            cost_usd: None,
+            context_window: window,
+            context_tokens: None,
+        }
+    }
+
+    fn end() -> Event {
+        Event::TurnEnd(TurnEnd {
+            success: true,
+            stop_reason: StopReason::EndTurn,
+            session_id: None,
+            result: None,
+            error: None,
+        })
+    }
+
+    #[test]
+    fn the_turn_end_reports_the_context_where_the_window_is_known() {
+        // Claude: two model calls; the context is the last one's, the window the result's.
+        let mut encoder = UpdateEncoder::with_session_cost(Some(0.5));
+        assert!(
+            encoder
+                .encode(&Event::Usage(usage(UsageScope::Message, 10, 5, None)))
+                .is_empty()
+        );
+        encoder.encode(&Event::Usage(usage(UsageScope::Message, 20, 7, None)));
+        let mut turn = usage(UsageScope::Turn, 30, 12, Some(200_000));
+        turn.cost_usd = Some(0.25);
+        encoder.encode(&Event::Usage(turn));
+        assert_eq!(
+            wire(encoder.encode(&end())),
+            vec![
+                json!({"sessionUpdate": "usage_update", "used": 127, "size": 200_000,
+                "cost": {"amount": 0.75, "currency": "USD"}})
+            ]
+        );
+        assert_eq!(encoder.session_cost(), Some(0.75));
+
+        // Codex: the provider's own context figure wins over the turn's sum.
+        let mut encoder = UpdateEncoder::default();
+        let mut turn = usage(UsageScope::Turn, 30, 12, Some(258_400));
+        turn.context_tokens = Some(90);
+        encoder.encode(&Event::Usage(turn));
+        assert_eq!(
+            wire(encoder.encode(&end())),
+            vec![json!({"sessionUpdate": "usage_update", "used": 90, "size": 258_400})]
+        );
+
+        // No window (pi, opencode): no update; no usage at all, or only zeros: none either.
+        let mut encoder = UpdateEncoder::default();
+        let mut zeros = usage(UsageScope::Turn, 0, 0, Some(200_000));
+        zeros.cache_read_input_tokens = 0;
+        encoder.encode(&Event::Usage(zeros));
+        assert!(encoder.encode(&end()).is_empty());
+        let mut encoder = UpdateEncoder::default();
+        encoder.encode(&Event::Usage(usage(UsageScope::Turn, 30, 12, None)));
+        assert!(encoder.encode(&end()).is_empty());
+        assert!(UpdateEncoder::default().encode(&end()).is_empty());
     }
 }

@@ -46,25 +46,50 @@ impl SessionMap {
 
     /// The provider conversation of ACP session `acp`, if one was recorded.
     pub fn lookup(&self, acp: &str) -> Option<String> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut file = std::fs::File::open(&self.path).ok()?;
-        let len = file.metadata().ok()?.len();
-        // The newest pairs are at the end (a cut first line just fails to parse).
-        file.seek(SeekFrom::Start(len.saturating_sub(MAX_MAP_BYTES)))
-            .ok()?;
-        let reader = std::io::BufReader::new(file.take(MAX_MAP_BYTES));
         let mut found = None;
+        self.each_pair(|acp_id, provider| {
+            if acp_id == acp {
+                found = Some(provider.to_string());
+            }
+        });
+        found
+    }
+
+    /// The ACP session of each provider conversation recorded (the first ACP session that
+    /// became it: the one the client opened).
+    pub fn acp_ids(&self) -> std::collections::HashMap<String, String> {
+        let mut ids = std::collections::HashMap::new();
+        self.each_pair(|acp, provider| {
+            ids.entry(provider.to_string())
+                .or_insert_with(|| acp.to_string());
+        });
+        ids
+    }
+
+    /// Calls `f(acp, provider)` for each pair, oldest first (those in the last
+    /// [`MAX_MAP_BYTES`] of the file).
+    fn each_pair(&self, mut f: impl FnMut(&str, &str)) {
+        use std::io::{Read, Seek, SeekFrom};
+        let Ok(mut file) = std::fs::File::open(&self.path) else {
+            return;
+        };
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        // The newest pairs are at the end (a cut first line just fails to parse).
+        if file
+            .seek(SeekFrom::Start(len.saturating_sub(MAX_MAP_BYTES)))
+            .is_err()
+        {
+            return;
+        }
+        let reader = std::io::BufReader::new(file.take(MAX_MAP_BYTES));
         for line in reader.lines().map_while(Result::ok) {
             let Ok(pair) = serde_json::from_str::<Value>(&line) else {
                 continue;
             };
-            if pair["acp"] == acp
-                && let Some(provider) = pair["provider"].as_str()
-            {
-                found = Some(provider.to_string());
+            if let (Some(acp), Some(provider)) = (pair["acp"].as_str(), pair["provider"].as_str()) {
+                f(acp, provider);
             }
         }
-        found
     }
 }
 

@@ -14,12 +14,13 @@
 //!
 //! | method | what it does |
 //! |---|---|
-//! | `initialize` | answers protocol version 1 (the only one), the provider's capabilities ([`ProviderProfile`]) and one agent auth method (the CLI's own login) |
+//! | `initialize` | answers protocol version 1 (the only one), the provider's capabilities ([`ProviderProfile`]; `mcpCapabilities` from [`Channel::mcp_support`]) and one agent auth method (the CLI's own login) |
 //! | `authenticate` | nothing to do: the CLI uses its own credentials |
-//! | `session/new` | a [`Session`] in `cwd`; the CLI is started in the background (the answer does not wait for it), the unified permission modes as ACP modes |
-//! | `session/load` | where [`ProviderProfile::load_session`]: the provider's history replayed as updates ([`history`]), then a session whose first turn resumes the conversation |
+//! | `session/new` | a [`Session`] in `cwd`; the CLI is started in the background (the answer does not wait for it), the unified permission modes as ACP modes; its `mcpServers` go to the CLI where it takes them ([`Request::mcp_servers`]), the others are dropped with a warning on stderr |
+//! | `session/load` | where [`ProviderProfile::load_session`]: the provider's history replayed as updates ([`history`]), then a session whose first turn resumes the conversation (with its `mcpServers`) |
 //! | `session/resume` | the same without the replay (`sessionCapabilities.resume` where `session/load` is) |
-//! | `session/prompt` | one turn; text, resource links and embedded text resources are sent as the message |
+//! | `session/list` | where [`ProviderProfile::list_sessions`]: the provider's conversations (its `listSessions` query), newest first, filtered by `cwd`, under the ACP id a client opened each with where the session map knows it, [`LIST_PAGE`] a page (`nextCursor`: the index of the next one) |
+//! | `session/prompt` | one turn; text, resource links and embedded text resources are sent as the message, images (where [`ProviderProfile::image`]) as its attachments; the turn ends with a `usage_update` where the context window is known ([`encode`]) |
 //! | `session/cancel` | interrupts the running turn (its prompt answers `cancelled`) |
 //! | `session/set_mode` | [`Session::set_permission_mode`]: live where the CLI can change it |
 //! | `session/set_config_option` | `model` ([`Session::set_model`]): the provider's `listModels`, read once after `initialize` (sessions opened before it came get a `config_option_update`) |
@@ -38,9 +39,17 @@
 //! with [`bridge_core::jsonrpc`], the same framing the ACP client engine uses. The end-to-end
 //! tests check every message against the official TypeScript SDK's schemas.
 //!
-//! Not there yet: `session/list` and `session/close`, `usage_update` (the event model carries
-//! no context-window size, which it needs), the `mcpServers` of `session/new` (accepted, not
-//! passed on), images in prompts.
+//! `session/list`, `usage_update` and `mcpServers` are in the stable v1 schema (no `unstable_*`
+//! feature of the schema crate is needed); `session/list`'s `archived` filter, session titles
+//! and `session/close` are not implemented (the first two are unstable features).
+//!
+//! Where each works: `session/list` for Claude (its session files; Codex's threads have no
+//! `getSession` reader yet, so neither `session/load` nor `session/list` is advertised for
+//! it); `usage_update` for Claude (its result's `modelUsage` context window), Codex (the
+//! app-server's `model_context_window`) and ACP agents that send their own; `mcpServers` for
+//! Claude (`--mcp-config`: stdio, HTTP, SSE), Codex's app-server (the thread's `config`,
+//! `mcp_servers.<name>`: stdio and HTTP) and the ACP providers (forwarded in their own
+//! `session/new`: stdio); images for Claude (stream-json image blocks).
 //!
 //! # Process hygiene
 //!
@@ -73,7 +82,7 @@ use bridge_core::permission::{
     DecisionKind, PermissionBroker, PermissionDecision, PermissionRequest,
 };
 use bridge_core::redact::Redactor;
-use bridge_core::request::Request;
+use bridge_core::request::{Attachment, McpServer, McpTransport, Request};
 use bridge_core::turn::TurnLimits;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -90,6 +99,9 @@ pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC "internal error" (a failed turn).
 pub const INTERNAL_ERROR: i64 = -32603;
+
+/// Sessions in one `session/list` answer (a `nextCursor` leads to the next ones).
+pub const LIST_PAGE: usize = 50;
 
 /// The unified permission modes offered as ACP session modes: id, name, description.
 pub const MODES: &[(&str, &str, &str)] = &[
@@ -116,6 +128,8 @@ pub const MODES: &[(&str, &str, &str)] = &[
 pub struct ProviderProfile {
     /// `session/load` can restore a conversation (its history is readable).
     pub load_session: bool,
+    /// `session/list` can list the provider's conversations (a `listSessions` query).
+    pub list_sessions: bool,
     /// Prompts may carry images.
     pub image: bool,
     /// Prompts may carry embedded resources (sent to the CLI as text).
@@ -287,6 +301,10 @@ struct AcpSession {
     resume: Option<String>,
     /// The provider conversation id last recorded in the session map.
     recorded: Mutex<Option<String>>,
+    /// What the session's turns cost so far in USD (`None`: the provider reported no cost).
+    cost: Mutex<Option<f64>>,
+    /// The client's MCP servers the provider takes, for the CLI's launch.
+    mcp_servers: Vec<McpServer>,
 }
 
 struct Agent {
@@ -433,6 +451,9 @@ impl Agent {
             "session/load" | "session/resume" if self.options.profile.load_session => {
                 self.load_session(&params, method == "session/load").await
             }
+            "session/list" if self.options.profile.list_sessions => {
+                self.list_sessions(&params).await
+            }
             "session/set_mode" => self.set_mode(&params),
             "session/set_config_option" => self.set_config_option(&params),
             "session/prompt" => {
@@ -470,8 +491,13 @@ impl Agent {
         if profile.load_session {
             sessions = sessions.resume(acp::SessionResumeCapabilities::new());
         }
+        if profile.list_sessions {
+            sessions = sessions.list(acp::SessionListCapabilities::new());
+        }
+        let mcp = self.channel.mcp_support();
         let capabilities = acp::AgentCapabilities::new()
             .load_session(profile.load_session)
+            .mcp_capabilities(acp::McpCapabilities::new().http(mcp.http).sse(mcp.sse))
             .session_capabilities(sessions)
             .prompt_capabilities(
                 acp::PromptCapabilities::new()
@@ -501,7 +527,8 @@ impl Agent {
             .map_err(|e| RequestError::Params(e.to_string()))?;
         absolute(&request.cwd)?;
         let id = uuid::Uuid::new_v4().to_string();
-        self.open_session(id.clone(), request.cwd, None);
+        let servers = self.mcp_servers(&request.mcp_servers);
+        self.open_session(id.clone(), request.cwd, None, servers);
         let options = self.config_options(&self.options.model);
         to_value(
             acp::NewSessionResponse::new(id)
@@ -512,7 +539,13 @@ impl Agent {
 
     /// A session in `cwd` registered as `id`, whose first turn resumes `resume`; its CLI is
     /// started in the background (an answer does not wait for the CLI to start).
-    fn open_session(&self, id: String, cwd: PathBuf, resume: Option<String>) -> Arc<AcpSession> {
+    fn open_session(
+        &self,
+        id: String,
+        cwd: PathBuf,
+        resume: Option<String>,
+        mcp_servers: Vec<McpServer>,
+    ) -> Arc<AcpSession> {
         let (watcher, asks) = mpsc::unbounded_channel();
         let broker = Arc::new(
             PermissionBroker::new(true, None, self.options.approval_timeout).watched(watcher),
@@ -538,6 +571,8 @@ impl Agent {
             model: Mutex::new(self.options.model.clone()),
             recorded: Mutex::new(resume.clone()),
             resume,
+            cost: Mutex::new(None),
+            mcp_servers,
         });
         {
             let session = Arc::clone(&session);
@@ -550,6 +585,58 @@ impl Agent {
             sessions.insert(id, Arc::clone(&session));
         }
         session
+    }
+
+    /// The client's MCP servers the provider takes ([`Channel::mcp_support`]); the others are
+    /// dropped with a warning on stderr (the client's log).
+    fn mcp_servers(&self, servers: &[acp::McpServer]) -> Vec<McpServer> {
+        let support = self.channel.mcp_support();
+        servers
+            .iter()
+            .filter_map(|server| {
+                let (name, transport) = match server {
+                    acp::McpServer::Stdio(s) => (
+                        s.name.clone(),
+                        McpTransport::Stdio {
+                            command: s.command.to_string_lossy().into_owned(),
+                            args: s.args.clone(),
+                            env: s
+                                .env
+                                .iter()
+                                .map(|v| (v.name.clone(), v.value.clone()))
+                                .collect(),
+                        },
+                    ),
+                    acp::McpServer::Http(s) => (
+                        s.name.clone(),
+                        McpTransport::Http {
+                            url: s.url.clone(),
+                            headers: header_pairs(&s.headers),
+                        },
+                    ),
+                    acp::McpServer::Sse(s) => (
+                        s.name.clone(),
+                        McpTransport::Sse {
+                            url: s.url.clone(),
+                            headers: header_pairs(&s.headers),
+                        },
+                    ),
+                    _ => {
+                        eprintln!("bridge acp: an MCP server of an unknown transport is ignored");
+                        return None;
+                    }
+                };
+                if !support.takes(&transport) {
+                    eprintln!(
+                        "bridge acp: {} takes no {} MCP servers; `{name}` is ignored",
+                        self.channel.display_name(),
+                        transport.kind()
+                    );
+                    return None;
+                }
+                Some(McpServer { name, transport })
+            })
+            .collect()
     }
 
     /// `session/load` (`replay`: the provider's history of the conversation replayed as
@@ -579,7 +666,8 @@ impl Agent {
         if messages.is_empty() {
             return Err(RequestError::UnknownSession(acp_id));
         }
-        let session = self.open_session(acp_id, request.cwd, Some(provider_id));
+        let servers = self.mcp_servers(&request.mcp_servers);
+        let session = self.open_session(acp_id, request.cwd, Some(provider_id), servers);
         let options = self.config_options(&self.options.model);
         if !replay {
             return to_value(
@@ -598,8 +686,73 @@ impl Agent {
         )
     }
 
+    /// `session/list`: the provider's conversations (its `listSessions`), newest first, under
+    /// the ACP ids they were opened with where the session map knows them, [`LIST_PAGE`] at a
+    /// time (the cursor is the index of the next one).
+    async fn list_sessions(&self, params: &Value) -> Result<Value, RequestError> {
+        let request: acp::ListSessionsRequest = serde_json::from_value(params.clone())
+            .map_err(|e| RequestError::Params(e.to_string()))?;
+        if let Some(cwd) = &request.cwd {
+            absolute(cwd)?;
+        }
+        let start = match &request.cursor {
+            None => 0,
+            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                RequestError::Params(format!("unknown cursor `{cursor}` (pass a nextCursor)"))
+            })?,
+        };
+        let mut filter = serde_json::Map::new();
+        if let Some(cwd) = &request.cwd {
+            filter.insert("cwd".into(), json!(cwd));
+        }
+        let body = self
+            .query_with("listSessions", Vec::new(), Some(filter))
+            .await
+            .map_err(|error| RequestError::Unsupported(format!("cannot list sessions: {error}")))?;
+        let acp_ids = self
+            .options
+            .sessions
+            .as_ref()
+            .map(history::SessionMap::acp_ids)
+            .unwrap_or_default();
+        let listed = body["sessions"].as_array().cloned().unwrap_or_default();
+        let total = listed.len();
+        let sessions: Vec<acp::SessionInfo> = listed
+            .iter()
+            .skip(start)
+            .take(LIST_PAGE)
+            .filter_map(|entry| {
+                let provider_id = entry["sessionId"].as_str()?;
+                let cwd = entry["cwd"].as_str()?;
+                let id = acp_ids
+                    .get(provider_id)
+                    .cloned()
+                    .unwrap_or_else(|| provider_id.to_string());
+                Some(
+                    acp::SessionInfo::new(id, PathBuf::from(cwd))
+                        .title(entry["title"].as_str().map(str::to_string))
+                        .updated_at(entry["updatedAt"].as_str().map(str::to_string)),
+                )
+            })
+            .collect();
+        let next = start.saturating_add(LIST_PAGE);
+        let response = acp::ListSessionsResponse::new(sessions)
+            .next_cursor((next < total).then(|| next.to_string()));
+        to_value(response)
+    }
+
     /// Runs the provider's query `name` with `args`: its reply, or why there is none.
     async fn query(&self, name: &str, args: Vec<String>) -> Result<Value, String> {
+        self.query_with(name, args, None).await
+    }
+
+    /// [`Agent::query`] with a JSON object on the query's stdin.
+    async fn query_with(
+        &self,
+        name: &str,
+        args: Vec<String>,
+        stdin: Option<serde_json::Map<String, Value>>,
+    ) -> Result<Value, String> {
         let query = bridge_core::query::find(&*self.channel, name)
             .ok_or_else(|| format!("{} has no {name}", self.channel.display_name()))?;
         let deadline = bridge_core::query::DEFAULT_DEADLINE;
@@ -607,7 +760,7 @@ impl Agent {
             provider: self.channel.id(),
             query: query.name,
             args,
-            stdin: None,
+            stdin,
             deadline,
         };
         match tokio::time::timeout(deadline, (query.run)(asked)).await {
@@ -740,21 +893,24 @@ impl Agent {
         })?;
         let message =
             prompt_text(&request.prompt, self.options.profile).map_err(PromptError::Refused)?;
+        let images = prompt_images(&request.prompt);
         // One prompt of a session at a time reads its approvals.
         let mut asks = session.asks.lock().await;
         let cancel = CancellationToken::new();
         if let Ok(mut running) = session.running.lock() {
             *running = Some(cancel.clone());
         }
-        let turn = if session.started.swap(true, Ordering::SeqCst) {
+        let mut turn = if session.started.swap(true, Ordering::SeqCst) {
             let mut turn = Request::from_prompt(message);
             turn.cwd = Some(session.cwd.clone());
             turn
         } else {
             session.first_request(message)
         };
+        turn.attachments = images;
         let mut events = session.session.turn(Ok(turn), cancel.clone());
-        let mut encoder = UpdateEncoder::default();
+        let cost_before = session.cost.lock().ok().and_then(|cost| *cost);
+        let mut encoder = UpdateEncoder::with_session_cost(cost_before);
         let mut end: Option<TurnEnd> = None;
         let mut error: Option<String> = None;
         loop {
@@ -781,6 +937,9 @@ impl Agent {
         }
         if let Ok(mut running) = session.running.lock() {
             *running = None;
+        }
+        if let Ok(mut cost) = session.cost.lock() {
+            *cost = encoder.session_cost();
         }
         self.remember(&session);
         if cancel.is_cancelled() {
@@ -898,8 +1057,17 @@ impl AcpSession {
         request.permission_mode = self.mode.lock().ok().map(|mode| mode.clone());
         request.session_id.clone_from(&self.resume);
         request.model = self.model.lock().ok().and_then(|model| model.clone());
+        request.mcp_servers.clone_from(&self.mcp_servers);
         request
     }
+}
+
+/// An MCP server's HTTP headers as name/value pairs.
+fn header_pairs(headers: &[acp::HttpHeader]) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|h| (h.name.clone(), h.value.clone()))
+        .collect()
 }
 
 /// The unified permission modes as an ACP mode state (a session starts in `default`).
@@ -935,6 +1103,21 @@ fn to_value(value: impl serde::Serialize) -> Result<Value, RequestError> {
         .map_err(|e| RequestError::Unsupported(format!("cannot encode the answer: {e}")))
 }
 
+/// The images of a prompt (its `image` blocks, base64 data), as the turn's attachments.
+fn prompt_images(blocks: &[acp::ContentBlock]) -> Vec<Attachment> {
+    blocks
+        .iter()
+        .filter_map(|block| match block {
+            acp::ContentBlock::Image(image) => Some(Attachment::Inline {
+                file_name: None,
+                media_type: image.mime_type.clone(),
+                data: image.data.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The message a prompt's content blocks make: text as is, resource links by their URI (a
 /// file path for `file://` ones), embedded text resources in a `<context>` block.
 fn prompt_text(
@@ -965,6 +1148,8 @@ fn prompt_text(
                     }
                 }
             }
+            // Sent as attachments ([`prompt_images`]).
+            acp::ContentBlock::Image(_) if profile.image => {}
             acp::ContentBlock::Image(_) => {
                 return Err(RequestError::Unsupported(
                     "this provider takes no images over ACP (promptCapabilities.image is false)"
@@ -1017,6 +1202,26 @@ mod tests {
             prompt_text(&image, profile),
             Err(RequestError::Unsupported(_))
         ));
+        let with_image = ProviderProfile {
+            image: true,
+            ..profile
+        };
+        let both = blocks(json!([
+            {"type": "image", "data": "AA==", "mimeType": "image/png"},
+            {"type": "text", "text": "what is it"}
+        ]));
+        assert_eq!(
+            prompt_text(&both, with_image).expect("a message"),
+            "what is it"
+        );
+        assert_eq!(
+            prompt_images(&both),
+            [Attachment::Inline {
+                file_name: None,
+                media_type: "image/png".into(),
+                data: "AA==".into()
+            }]
+        );
         let empty = blocks(json!([{"type": "text", "text": "  "}]));
         assert!(matches!(
             prompt_text(&empty, profile),

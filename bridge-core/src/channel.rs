@@ -78,6 +78,12 @@ pub trait Channel: Send + Sync {
     fn resumes(&self) -> bool {
         true
     }
+
+    /// Which MCP server transports the channel passes on to its CLI ([`Request::mcp_servers`]);
+    /// the others are dropped with a warning. None by default.
+    fn mcp_support(&self) -> crate::request::McpSupport {
+        crate::request::McpSupport::default()
+    }
 }
 
 /// Options of [`stream_turn`].
@@ -233,6 +239,10 @@ impl Channel for Transports {
 
     fn resumes(&self) -> bool {
         self.default_channel().resumes()
+    }
+
+    fn mcp_support(&self) -> crate::request::McpSupport {
+        self.default_channel().mcp_support()
     }
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {

@@ -181,20 +181,31 @@ pub struct Usage {
     /// Cost in USD, where the provider reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The model's context window in tokens, where the provider reports it (Claude's
+    /// `modelUsage.*.contextWindow`, Codex's `model_context_window`, an ACP agent's
+    /// `usage_update` size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// The tokens in the context after this span, where the provider says (Codex: its last
+    /// model call; an ACP agent: its `usage_update`'s `used`). `None`: the sum of this span's
+    /// counts stands in (exact for one model call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
 }
 
 impl Usage {
     /// Adds `other`'s counts to these (saturating: the counts come from the CLI); reasoning
-    /// tokens and cost are summed where either side has them. The scope stays.
+    /// tokens and cost are summed where either side has them; the context window and tokens are
+    /// `other`'s where it has them (a level, not a count). The scope stays.
     ///
     /// ```
     /// use bridge_core::event::{Usage, UsageScope};
     /// let mut sum = Usage { scope: UsageScope::Turn, input_tokens: u64::MAX, output_tokens: 1,
     ///     cache_read_input_tokens: 0, cache_creation_input_tokens: 0, reasoning_tokens: None,
-    ///     cost_usd: Some(0.5) };
+    ///     cost_usd: Some(0.5), context_window: None, context_tokens: None };
     /// sum.accumulate(&Usage { scope: UsageScope::Message, input_tokens: 1, output_tokens: 2,
     ///     cache_read_input_tokens: 3, cache_creation_input_tokens: 0, reasoning_tokens: Some(4),
-    ///     cost_usd: None });
+    ///     cost_usd: None, context_window: Some(200_000), context_tokens: None });
     /// assert_eq!((sum.input_tokens, sum.output_tokens, sum.cache_read_input_tokens), (u64::MAX, 3, 3));
     /// assert_eq!((sum.reasoning_tokens, sum.cost_usd, sum.scope), (Some(4), Some(0.5), UsageScope::Turn));
     /// ```
@@ -215,6 +226,30 @@ impl Usage {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
         };
+        // The context is a level, not a count: the newer span's wins.
+        self.context_window = other.context_window.or(self.context_window);
+        self.context_tokens = other.context_tokens.or(self.context_tokens);
+    }
+
+    /// The tokens in the context after this span: [`Usage::context_tokens`] where known, else
+    /// the span's input (with the cache reads and writes) and output.
+    ///
+    /// ```
+    /// use bridge_core::event::{Usage, UsageScope};
+    /// let mut usage = Usage { scope: UsageScope::Turn, input_tokens: 10, output_tokens: 2,
+    ///     cache_read_input_tokens: 100, cache_creation_input_tokens: 5, reasoning_tokens: None,
+    ///     cost_usd: None, context_window: None, context_tokens: None };
+    /// assert_eq!(usage.context_used(), 117);
+    /// usage.context_tokens = Some(50);
+    /// assert_eq!(usage.context_used(), 50);
+    /// ```
+    pub fn context_used(&self) -> u64 {
+        self.context_tokens.unwrap_or_else(|| {
+            self.input_tokens
+                .saturating_add(self.cache_read_input_tokens)
+                .saturating_add(self.cache_creation_input_tokens)
+                .saturating_add(self.output_tokens)
+        })
     }
 }
 

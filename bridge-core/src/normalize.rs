@@ -518,7 +518,8 @@ pub fn turn_end(events: &[Event]) -> &TurnEnd {
 /// use bridge_core::normalize::TurnUsage;
 /// let step = Usage { scope: UsageScope::Message, input_tokens: 10, output_tokens: 2,
 ///     cache_read_input_tokens: 0, cache_creation_input_tokens: 0,
-///     reasoning_tokens: Some(1), cost_usd: Some(0.5) };
+///     reasoning_tokens: Some(1), cost_usd: Some(0.5), context_window: None,
+///     context_tokens: None };
 /// let mut total = TurnUsage::default();
 /// total.add(&step);
 /// total.add(&step);
@@ -543,6 +544,8 @@ impl TurnUsage {
             cache_creation_input_tokens: 0,
             reasoning_tokens: None,
             cost_usd: None,
+            context_window: None,
+            context_tokens: None,
         });
         total.accumulate(usage);
     }

@@ -218,9 +218,19 @@ impl Drop for RemoveOnDrop {
 
 /// Current UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ` (what JavaScript's `toISOString` prints).
 pub fn now_iso8601() -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+    iso8601(SystemTime::now())
+}
+
+/// `time` in UTC as `YYYY-MM-DDTHH:MM:SS.mmmZ` (what JavaScript's `toISOString` prints); a
+/// time before 1970 is 1970-01-01.
+///
+/// ```
+/// use std::time::{Duration, UNIX_EPOCH};
+/// let t = UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+/// assert_eq!(bridge_core::permission_ipc::iso8601(t), "2023-11-14T22:13:20.123Z");
+/// ```
+pub fn iso8601(time: SystemTime) -> String {
+    let now = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = now.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Civil-from-days (Howard Hinnant's algorithm).

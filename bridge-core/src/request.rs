@@ -71,6 +71,85 @@ pub enum Attachment {
     },
 }
 
+/// An MCP server a client offers a session (ACP's `mcpServers` of `session/new`), for the
+/// CLI to start or connect to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServer {
+    /// The server's name (the CLI names its tools after it, e.g. `mcp__<name>__<tool>`).
+    pub name: String,
+    /// How the CLI reaches it.
+    pub transport: McpTransport,
+}
+
+/// How a CLI reaches an [`McpServer`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpTransport {
+    /// A process the CLI starts, speaking MCP on its stdin and stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables set for it, in order.
+        env: Vec<(String, String)>,
+    },
+    /// Streamable HTTP.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Headers of every request, in order.
+        headers: Vec<(String, String)>,
+    },
+    /// Server-sent events.
+    Sse {
+        /// The endpoint.
+        url: String,
+        /// Headers of every request, in order.
+        headers: Vec<(String, String)>,
+    },
+}
+
+impl McpTransport {
+    /// The transport's name: `stdio`, `http` or `sse`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            McpTransport::Stdio { .. } => "stdio",
+            McpTransport::Http { .. } => "http",
+            McpTransport::Sse { .. } => "sse",
+        }
+    }
+}
+
+/// Which [`McpTransport`]s a channel passes on to its CLI
+/// ([`crate::channel::Channel::mcp_support`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct McpSupport {
+    /// Servers the CLI starts.
+    pub stdio: bool,
+    /// Streamable HTTP servers.
+    pub http: bool,
+    /// SSE servers.
+    pub sse: bool,
+}
+
+impl McpSupport {
+    /// Every transport.
+    pub const ALL: McpSupport = McpSupport {
+        stdio: true,
+        http: true,
+        sse: true,
+    };
+
+    /// Whether `transport` is one of these.
+    pub fn takes(&self, transport: &McpTransport) -> bool {
+        match transport {
+            McpTransport::Stdio { .. } => self.stdio,
+            McpTransport::Http { .. } => self.http,
+            McpTransport::Sse { .. } => self.sse,
+        }
+    }
+}
+
 /// One `send` request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
@@ -111,6 +190,9 @@ pub struct Request {
     /// ([`REQUEST_CONTROLLED_ENV`]) is dropped when the request is parsed. The variables the
     /// channel sets itself (the request's key, endpoint) win over these.
     pub env: Vec<(String, String)>,
+    /// MCP servers for the CLI (`bridge acp`'s sessions; not a request field of `send`),
+    /// passed on where the channel takes them ([`crate::channel::Channel::mcp_support`]).
+    pub mcp_servers: Vec<McpServer>,
     /// Fields this version does not interpret, kept for channels that do.
     pub extra: Map<String, Value>,
 }
@@ -375,6 +457,7 @@ pub struct LaunchSettings {
     disable_thinking: bool,
     transport: Option<String>,
     env: Vec<(String, String)>,
+    mcp_servers: Vec<McpServer>,
 }
 
 impl LaunchSettings {
@@ -395,6 +478,7 @@ impl LaunchSettings {
             ),
             ("transport", self.transport != other.transport),
             ("env", self.env != other.env),
+            ("mcpServers", self.mcp_servers != other.mcp_servers),
         ]
         .into_iter()
         .filter_map(|(name, differs)| differs.then_some(name))
@@ -414,12 +498,13 @@ impl Request {
             disable_thinking: self.disable_thinking,
             transport: self.transport.clone(),
             env: self.env.clone(),
+            mcp_servers: self.mcp_servers.clone(),
         }
     }
 
     /// Fills the settings this request leaves out from `earlier` (the turn before in a
     /// session): permission mode, model, working directory, endpoint and key, reasoning
-    /// effort, system prompt, transport, `env` (when this request has none). The message, attachments and IDE context are the
+    /// effort, system prompt, transport, `env` and the MCP servers (when this request has none). The message, attachments and IDE context are the
     /// turn's own.
     pub fn inherit(&mut self, earlier: &Request) {
         fn keep<T: Clone>(field: &mut Option<T>, earlier: &Option<T>) {
@@ -437,6 +522,9 @@ impl Request {
         keep(&mut self.transport, &earlier.transport);
         if self.env.is_empty() {
             self.env.clone_from(&earlier.env);
+        }
+        if self.mcp_servers.is_empty() {
+            self.mcp_servers.clone_from(&earlier.mcp_servers);
         }
     }
 
@@ -460,6 +548,7 @@ impl Request {
             opened_files: None,
             transport: self.transport.clone(),
             env: self.env.clone(),
+            mcp_servers: self.mcp_servers.clone(),
             extra: self.extra.clone(),
         }
     }
@@ -482,6 +571,7 @@ impl Request {
             opened_files: None,
             transport: None,
             env: Vec::new(),
+            mcp_servers: Vec::new(),
             extra: Map::new(),
         }
     }
@@ -618,6 +708,7 @@ impl Request {
             )?,
             transport: take_string(&mut object, "transport")?,
             env: parse_env(object.remove("env"))?,
+            mcp_servers: Vec::new(),
             extra: object,
         })
     }

@@ -519,6 +519,8 @@ mod tests {
                 cache_creation_input_tokens: 0,
                 reasoning_tokens: None,
                 cost_usd: None,
+                context_window: None,
+                context_tokens: None,
             }),
             Event::Usage(Usage {
                 scope: UsageScope::Turn,
@@ -528,6 +530,8 @@ mod tests {
                 cache_creation_input_tokens: 3,
                 reasoning_tokens: None,
                 cost_usd: Some(0.01234),
+                context_window: None,
+                context_tokens: None,
             }),
             Event::TurnEnd(TurnEnd {
                 success: true,

@@ -164,6 +164,8 @@ fn event(u: &mut Unstructured) -> Result<Event> {
             } else {
                 None
             },
+            context_window: u.arbitrary()?,
+            context_tokens: u.arbitrary()?,
         }),
         9 => Event::Message {
             message: object(u)?,

@@ -484,6 +484,8 @@ fn stabilize(text: &str) -> String {
         (r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+", "[time]"),
         (r#""used":\d+"#, r#""used":[n]"#),
         (r#""input_tokens":\d{4,}"#, r#""input_tokens":[n]"#),
+        // The agent's own token count (its prompt varies): like `input_tokens`.
+        (r#""context_tokens":\d{4,}"#, r#""context_tokens":[n]"#),
     ];
     let mut text = text.to_string();
     for (pattern, replacement) in rules {

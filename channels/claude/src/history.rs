@@ -36,8 +36,8 @@ pub const TAIL_WINDOW: u64 = 32 * 1024;
 /// At most this many notes are kept; the rest are counted.
 const MAX_NOTES: usize = 20;
 
-/// The plugin's history commands.
-pub const QUERIES: [Query; 2] = [
+/// The plugin's history commands, and `listSessions` (for `bridge acp`'s `session/list`).
+pub const QUERIES: [Query; 3] = [
     Query::new(
         "getSession",
         Input::Args(&["sessionId", "cwd"]),
@@ -51,7 +51,136 @@ pub const QUERIES: [Query; 2] = [
         "the last prompt of a conversation, read from the end of its session file",
         get_latest_user_message,
     ),
+    Query::new(
+        "listSessions",
+        Input::StdinJson,
+        "the conversations Claude Code keeps (optional {\"cwd\"}: of that directory), newest first",
+        list_sessions_query,
+    ),
 ];
+
+/// Lines of a session file read for its summary (the cwd and the first prompt come early).
+pub const SUMMARY_LINES: usize = 200;
+
+/// Session files looked at by [`list_sessions`] (the newest ones).
+pub const MAX_LISTED: usize = 1000;
+
+/// The longest title taken from a first prompt, in characters.
+const MAX_TITLE_CHARS: usize = 120;
+
+/// One conversation [`list_sessions`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    /// The session id (the file's name).
+    pub session_id: String,
+    /// The directory it ran in (its entries' `cwd`).
+    pub cwd: String,
+    /// Its first prompt, cut to 120 characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// When the file was last written (ISO 8601, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+}
+
+/// The `cwd` and first prompt of a conversation, from the first [`SUMMARY_LINES`] lines of its
+/// session file (`None`s for what they do not have).
+pub fn session_head<R: BufRead>(mut reader: R) -> io::Result<(Option<String>, Option<String>)> {
+    #[derive(Deserialize)]
+    struct Cwd {
+        #[serde(default)]
+        cwd: Option<String>,
+    }
+    let mut buf = Vec::new();
+    let (mut cwd, mut title) = (None, None);
+    for _ in 0..SUMMARY_LINES {
+        let Some(kept) = read_line_bounded(&mut reader, &mut buf, MAX_ENTRY_BYTES)? else {
+            break;
+        };
+        let Some(raw) = kept.then(|| parse_line(&buf).ok().flatten()).flatten() else {
+            continue;
+        };
+        let Ok(head) = serde_json::from_str::<Head>(raw.get()) else {
+            continue;
+        };
+        if head.is_sidechain {
+            continue;
+        }
+        if cwd.is_none() {
+            cwd = serde_json::from_str::<Cwd>(raw.get())
+                .ok()
+                .and_then(|c| c.cwd);
+        }
+        if title.is_none() && head.user_row() == UserRow::Prompt {
+            title = head.prompt_text().map(|text| {
+                let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                line.chars().take(MAX_TITLE_CHARS).collect()
+            });
+        }
+        if cwd.is_some() && title.is_some() {
+            break;
+        }
+    }
+    Ok((cwd, title))
+}
+
+/// The conversations under `config_dir` that have a prompt, newest first: those of `cwd`'s
+/// project directory (whose entries ran in `cwd`), or of every project without one. At most
+/// the [`MAX_LISTED`] newest files are read.
+pub fn list_sessions(config_dir: &Path, cwd: Option<&str>) -> Vec<SessionSummary> {
+    let projects = config_dir.join("projects");
+    let dirs: Vec<PathBuf> = match cwd {
+        Some(cwd) => vec![projects.join(project_dir_name(cwd))],
+        None => std::fs::read_dir(&projects)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.is_dir())
+            .collect(),
+    };
+    let mut files: Vec<(std::time::SystemTime, String, PathBuf)> = dirs
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten())
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let path = entry.path();
+            let id = path
+                .file_name()?
+                .to_str()?
+                .strip_suffix(".jsonl")?
+                .to_string();
+            bridge_core::request::check_session_id(&id).ok()?;
+            let modified = entry.metadata().ok()?.modified().ok()?;
+            Some((modified, id, path))
+        })
+        .collect();
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    files.truncate(MAX_LISTED);
+    files
+        .into_iter()
+        .filter_map(|(modified, session_id, path)| {
+            let file = std::fs::File::open(&path).ok()?;
+            let (found_cwd, title) = session_head(io::BufReader::new(file)).ok()?;
+            // Nothing to load without a prompt.
+            title.as_ref()?;
+            let session_cwd = match (found_cwd, cwd) {
+                // The directory name is lossy: another cwd can share it.
+                (Some(found), Some(wanted)) if found != wanted => return None,
+                (Some(found), _) => found,
+                (None, Some(wanted)) => wanted.to_string(),
+                (None, None) => return None,
+            };
+            Some(SessionSummary {
+                session_id,
+                cwd: session_cwd,
+                title,
+                updated_at: Some(bridge_core::permission_ipc::iso8601(modified)),
+            })
+        })
+        .collect()
+}
 
 /// Claude Code's configuration directory: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
 pub fn config_dir(env: &sdk_probe::ProbeEnv) -> Option<PathBuf> {
@@ -264,6 +393,23 @@ impl Head<'_> {
             }
             _ => UserRow::Other,
         }
+    }
+}
+
+impl Head<'_> {
+    /// The text of a user entry: its string content, else its text blocks joined.
+    fn prompt_text(&self) -> Option<String> {
+        let message = serde_json::from_str::<Message>(self.message?.get()).ok()?;
+        let text = match message.content? {
+            Content::Text(text) => text.into_owned(),
+            Content::Blocks(blocks) => blocks
+                .iter()
+                .filter(|b| b.kind.as_deref() == Some("text"))
+                .filter_map(|b| b.text.as_deref())
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        (!text.trim().is_empty()).then_some(text)
     }
 }
 
@@ -615,13 +761,16 @@ fn file_of(request: &QueryRequest) -> Result<PathBuf, QueryError> {
             "the cwd argument must not be empty".into(),
         ));
     }
-    let env = sdk_probe::ProbeEnv::from_process();
-    let dir = config_dir(&env).ok_or_else(|| {
+    Ok(session_file(&claude_dir()?, cwd, session_id))
+}
+
+/// This process's [`config_dir`], or why there is none.
+fn claude_dir() -> Result<PathBuf, QueryError> {
+    config_dir(&sdk_probe::ProbeEnv::from_process()).ok_or_else(|| {
         QueryError::Failed(
             "cannot find Claude Code's directory: neither CLAUDE_CONFIG_DIR nor HOME is set".into(),
         )
-    })?;
-    Ok(session_file(&dir, cwd, session_id))
+    })
 }
 
 /// Opens `path`; a file that does not exist is `None` (a session with no history yet).
@@ -670,6 +819,33 @@ fn get_session(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, Q
     })
 }
 
+fn list_sessions_query(
+    request: QueryRequest,
+) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
+    Box::pin(async move {
+        let cwd = match request.stdin.as_ref().and_then(|m| m.get("cwd")) {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(cwd)) if !cwd.is_empty() => Some(cwd.clone()),
+            Some(_) => {
+                return Err(QueryError::Invalid("cwd must be a non-empty string".into()));
+            }
+        };
+        let dir = claude_dir()?;
+        blocking(move || {
+            #[derive(Serialize)]
+            struct Body {
+                success: bool,
+                sessions: Vec<SessionSummary>,
+            }
+            QueryReply::serialized(&Body {
+                success: true,
+                sessions: list_sessions(&dir, cwd.as_deref()),
+            })
+        })
+        .await
+    })
+}
+
 fn get_latest_user_message(
     request: QueryRequest,
 ) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
@@ -701,6 +877,54 @@ fn get_latest_user_message(
 mod tests {
     use super::*;
     use serde_json::{Value, json};
+
+    #[test]
+    fn listed_sessions_are_those_with_a_prompt_in_the_cwd_with_their_first_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |cwd: &str, id: &str, lines: &[Value]| {
+            let path = session_file(dir.path(), cwd, id);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            std::fs::write(path, text).unwrap();
+        };
+        let prompt = |cwd: &str, text: Value| {
+            json!({"type": "user", "uuid": "u1", "parentUuid": null, "cwd": cwd,
+                "message": {"role": "user", "content": text}})
+        };
+        write(
+            "/p/a",
+            "s-1",
+            &[
+                json!({"type": "queue-operation"}),
+                prompt("/p/a", json!("  fix\n the   test  ")),
+            ],
+        );
+        write(
+            "/p/a",
+            "s-2",
+            &[prompt("/p/a", json!([{"type": "text", "text": "second"}]))],
+        );
+        // Same directory name, another cwd; and a file with no prompt.
+        write("/p_a", "s-3", &[prompt("/p_a", json!("other"))]);
+        write("/p/a", "s-4", &[json!({"type": "summary", "summary": "x"})]);
+        let mut listed = list_sessions(dir.path(), Some("/p/a"));
+        listed.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+        let ids: Vec<(&str, Option<&str>)> = listed
+            .iter()
+            .map(|s| (s.session_id.as_str(), s.title.as_deref()))
+            .collect();
+        assert_eq!(
+            ids,
+            [("s-1", Some("fix the test")), ("s-2", Some("second"))]
+        );
+        assert!(
+            listed
+                .iter()
+                .all(|s| s.cwd == "/p/a" && s.updated_at.is_some())
+        );
+        assert_eq!(list_sessions(dir.path(), None).len(), 3);
+        assert!(list_sessions(dir.path(), Some("/nowhere")).is_empty());
+    }
 
     /// Long paths: the names Claude Code 2.1.197's own `sanitizePath` gives them (its
     /// function, run in Node on these paths).

@@ -48,7 +48,7 @@ use std::path::PathBuf;
 use bridge_core::channel::Channel;
 use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, StdinMode};
-use bridge_core::request::Request;
+use bridge_core::request::{McpServer, McpTransport, Request};
 use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext};
 use bridge_one_shot::{BuildError, OneShot, OneShotChannel, OneShotTurn, set_endpoint_env};
 use futures_util::future::BoxFuture;
@@ -133,6 +133,48 @@ fn image_block(media_type: &str, data: &str) -> Value {
     } else {
         json!({"type": "document", "source": {"type": "base64", "media_type": media_type, "data": data}})
     }
+}
+
+/// The `--mcp-config` JSON of `servers` (Claude Code's `.mcp.json` shape: `mcpServers`, by
+/// name, `type` `stdio` / `http` / `sse`).
+///
+/// ```
+/// use bridge_core::request::{McpServer, McpTransport};
+/// let servers = [
+///     McpServer { name: "probe".into(), transport: McpTransport::Stdio {
+///         command: "node".into(), args: vec!["probe.mjs".into()], env: vec![("K".into(), "v".into())] } },
+///     McpServer { name: "web".into(), transport: McpTransport::Http {
+///         url: "http://127.0.0.1:9/mcp".into(), headers: vec![] } },
+/// ];
+/// assert_eq!(bridge_channel_claude::mcp_config(&servers), serde_json::json!({"mcpServers": {
+///     "probe": {"type": "stdio", "command": "node", "args": ["probe.mjs"], "env": {"K": "v"}},
+///     "web": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {}},
+/// }}));
+/// ```
+pub fn mcp_config(servers: &[McpServer]) -> Value {
+    fn object(pairs: &[(String, String)]) -> Value {
+        Value::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        )
+    }
+    let entries = servers
+        .iter()
+        .map(|server| {
+            let entry = match &server.transport {
+                McpTransport::Stdio { command, args, env } => {
+                    json!({"type": "stdio", "command": command, "args": args, "env": object(env)})
+                }
+                McpTransport::Http { url, headers } | McpTransport::Sse { url, headers } => {
+                    json!({"type": server.transport.kind(), "url": url, "headers": object(headers)})
+                }
+            };
+            (server.name.clone(), entry)
+        })
+        .collect::<serde_json::Map<_, _>>();
+    json!({ "mcpServers": entries })
 }
 
 /// The stream-json control request that interrupts the running turn.
@@ -237,6 +279,11 @@ pub fn build_command(program: PathBuf, request: &Request) -> (CommandSpec, Vec<E
     if request.disable_thinking {
         command.env("MAX_THINKING_TOKENS", "0");
     }
+    if !request.mcp_servers.is_empty() {
+        command
+            .arg("--mcp-config")
+            .arg(mcp_config(&request.mcp_servers).to_string());
+    }
     // File checkpoints, so that `rewindFiles` can restore what a turn changed (as the
     // plugin's SDK path runs every turn).
     command.env(control::FILE_CHECKPOINTING_ENV, "true");
@@ -269,13 +316,14 @@ fn build_one_shot(
 }
 
 /// The query commands of the claude provider: the history of a conversation
-/// ([`history::QUERIES`]: `getSession`, `getLatestUserMessage`), `listModels`
+/// ([`history::QUERIES`]: `getSession`, `getLatestUserMessage`, `listSessions`), `listModels`
 /// ([`models::QUERY`]) and the control-request ones ([`control::QUERIES`]: `getContextUsage`,
 /// `getUsage`, `rewindFiles`) and the MCP ones ([`mcp`]: `getMcpServerStatus`,
 /// `getMcpServerTools`).
 pub const QUERIES: &[bridge_core::query::Query] = &[
     history::QUERIES[0],
     history::QUERIES[1],
+    history::QUERIES[2],
     models::QUERY,
     control::QUERIES[0],
     control::QUERIES[1],
@@ -306,5 +354,10 @@ impl Channel for ClaudeChannel {
         _first: &Request,
     ) -> Option<Box<dyn bridge_core::conversation::Conversation>> {
         Some(Box::new(session::ClaudeConversation::new()))
+    }
+
+    /// `--mcp-config` takes every transport.
+    fn mcp_support(&self) -> bridge_core::request::McpSupport {
+        bridge_core::request::McpSupport::ALL
     }
 }

@@ -289,6 +289,11 @@ impl Channel for RelayChannel {
             self.relay,
         )))
     }
+
+    /// Claude Code's `--mcp-config`, as for Claude.
+    fn mcp_support(&self) -> bridge_core::request::McpSupport {
+        bridge_core::request::McpSupport::ALL
+    }
 }
 
 #[cfg(test)]

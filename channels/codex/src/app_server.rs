@@ -34,7 +34,7 @@ use bridge_core::conversation::{Continuity, Conversation};
 use bridge_core::encode::MarkerDialect;
 use bridge_core::event::{ErrorCode, ErrorInfo, Event};
 use bridge_core::process::{CommandSpec, StdinMode};
-use bridge_core::request::{LaunchSettings, Request};
+use bridge_core::request::{LaunchSettings, McpServer, McpTransport, Request};
 use bridge_core::turn::{TurnContext, TurnLimits, interrupted_end};
 use futures_util::future::BoxFuture;
 use permission_mapper::codex::{self as codex_mode, CodexApproval, CodexSandbox};
@@ -102,7 +102,38 @@ pub fn thread_params(request: &Request, env: &LaunchEnv) -> ThreadStartParams {
         sandbox: Some(sandbox),
         developer_instructions: request.instructions(),
         service_tier: service_tier(request),
+        config: mcp_config(&request.mcp_servers),
     }
+}
+
+/// The `config` overrides that add `servers` to Codex's (`mcp_servers.<name>`: `command`,
+/// `args`, `env` for stdio, `url` and `http_headers` for streamable HTTP; Codex has no SSE
+/// transport, so [`AppServerChannel::mcp_support`] does not take it). `None` without servers.
+pub fn mcp_config(servers: &[McpServer]) -> Option<serde_json::Map<String, serde_json::Value>> {
+    fn table(pairs: &[(String, String)]) -> serde_json::Value {
+        serde_json::Value::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                .collect(),
+        )
+    }
+    let config: serde_json::Map<String, serde_json::Value> = servers
+        .iter()
+        .filter_map(|server| {
+            let entry = match &server.transport {
+                McpTransport::Stdio { command, args, env } => {
+                    serde_json::json!({"command": command, "args": args, "env": table(env)})
+                }
+                McpTransport::Http { url, headers } => {
+                    serde_json::json!({"url": url, "http_headers": table(headers)})
+                }
+                McpTransport::Sse { .. } => return None,
+            };
+            Some((format!("mcp_servers.{}", server.name), entry))
+        })
+        .collect();
+    (!config.is_empty()).then_some(config)
 }
 
 /// `turn/start` for `request` (its images at `images`), and the warnings of what could not be
@@ -354,5 +385,14 @@ impl Channel for AppServerChannel {
 
     fn conversation(&self, _first: &Request) -> Option<Box<dyn Conversation>> {
         Some(Box::new(AppServerConversation::new()))
+    }
+
+    /// The thread's `config` takes stdio and streamable HTTP servers ([`mcp_config`]).
+    fn mcp_support(&self) -> bridge_core::request::McpSupport {
+        bridge_core::request::McpSupport {
+            stdio: true,
+            http: true,
+            sse: false,
+        }
     }
 }

@@ -215,6 +215,8 @@ fn stats_usage(stats: &Value) -> Option<Usage> {
         cache_creation_input_tokens: 0,
         reasoning_tokens: None,
         cost_usd: None,
+        context_window: None,
+        context_tokens: None,
     })
 }
 

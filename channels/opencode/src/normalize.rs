@@ -220,6 +220,8 @@ impl OpencodeNormalizer {
                     .get("cost")
                     .and_then(Value::as_f64)
                     .filter(|c| *c > 0.0),
+                context_window: None,
+                context_tokens: None,
             };
             self.usage.add(&usage);
             out.push(Event::Usage(usage));

@@ -50,7 +50,7 @@ use bridge_core::channel::Channel;
 use bridge_core::conversation::{Continuity, Conversation};
 use bridge_core::event::{ErrorCode, ErrorInfo, Event};
 use bridge_core::process::{CommandSpec, StdinMode};
-use bridge_core::request::{Attachment, LaunchSettings, Request};
+use bridge_core::request::{Attachment, LaunchSettings, McpServer, McpTransport, Request};
 use bridge_core::turn::{TurnContext, TurnLimits};
 use futures_util::future::BoxFuture;
 use permission_mapper::{PermissionMode, RequestedMode};
@@ -325,6 +325,7 @@ pub fn launch(provider: &AcpProvider, program: PathBuf, request: &Request) -> La
         provider: provider.id().to_string(),
         cwd,
         resume: request.session_id.clone(),
+        mcp_servers: request.mcp_servers.iter().map(acp_mcp_server).collect(),
         model: acp_model,
         effort: acp_effort,
         mode: requested.mode,
@@ -460,6 +461,26 @@ pub fn resolve_cli(provider: &AcpProvider) -> Option<PathBuf> {
     sdk_probe::resolve_binary(&provider.probe, &sdk_probe::ProbeEnv::from_process()).map(|r| r.path)
 }
 
+/// An MCP server as ACP's `session/new` carries it (`env` and `headers` as name/value
+/// lists; stdio servers without a `type`).
+fn acp_mcp_server(server: &McpServer) -> Value {
+    let pairs = |pairs: &[(String, String)]| -> Vec<Value> {
+        pairs
+            .iter()
+            .map(|(name, value)| json!({"name": name, "value": value}))
+            .collect()
+    };
+    match &server.transport {
+        McpTransport::Stdio { command, args, env } => {
+            json!({"name": server.name, "command": command, "args": args, "env": pairs(env)})
+        }
+        McpTransport::Http { url, headers } | McpTransport::Sse { url, headers } => json!({
+            "type": server.transport.kind(), "name": server.name, "url": url,
+            "headers": pairs(headers),
+        }),
+    }
+}
+
 impl Channel for AcpChannel {
     fn id(&self) -> &'static str {
         self.provider.probe.id
@@ -467,6 +488,15 @@ impl Channel for AcpChannel {
 
     fn display_name(&self) -> &'static str {
         self.provider.probe.display_name
+    }
+
+    /// Every ACP agent takes stdio MCP servers (the protocol requires it); HTTP and SSE only
+    /// where its own `mcpCapabilities` say so, which is known once it runs: not offered.
+    fn mcp_support(&self) -> bridge_core::request::McpSupport {
+        bridge_core::request::McpSupport {
+            stdio: true,
+            ..bridge_core::request::McpSupport::default()
+        }
     }
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {

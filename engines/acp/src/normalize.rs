@@ -352,6 +352,8 @@ fn usage_from(value: &Value, scope: UsageScope) -> Option<Usage> {
         cache_creation_input_tokens: u64_at(value, &["cachedWriteTokens", "cached_write_tokens"]),
         reasoning_tokens: (thought > 0).then_some(thought),
         cost_usd: None,
+        context_window: None,
+        context_tokens: None,
     })
 }
 
@@ -695,6 +697,11 @@ impl AcpNormalizer {
                     cache_creation_input_tokens: 0,
                     reasoning_tokens: None,
                     cost_usd: cost,
+                    context_window: update
+                        .get("size")
+                        .and_then(Value::as_u64)
+                        .filter(|n| *n > 0),
+                    context_tokens: Some(used),
                 }));
             }
             _ => {}

@@ -52,6 +52,8 @@ pub struct SessionConfig {
     pub cwd: PathBuf,
     /// A session to resume instead of starting a new one.
     pub resume: Option<String>,
+    /// The `mcpServers` of `session/new` / `session/load` / `session/resume` (ACP's shape).
+    pub mcp_servers: Vec<Value>,
     /// A model to select over ACP (`session/set_model` or a `model` config option).
     pub model: Option<String>,
     /// A reasoning effort to select over ACP (a `thought_level` config option).
@@ -666,7 +668,10 @@ impl AcpSession {
             .unwrap_or_default();
         let cwd = self.config.cwd.display().to_string();
         let (strategy, params) = match &self.config.resume {
-            None => (SessionStrategy::New, json!({"cwd": cwd, "mcpServers": []})),
+            None => (
+                SessionStrategy::New,
+                json!({"cwd": cwd, "mcpServers": self.config.mcp_servers}),
+            ),
             Some(id) => {
                 let resume = caps
                     .get("sessionCapabilities")
@@ -689,7 +694,7 @@ impl AcpSession {
                 };
                 (
                     strategy,
-                    json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
+                    json!({"sessionId": id, "cwd": cwd, "mcpServers": self.config.mcp_servers}),
                 )
             }
         };

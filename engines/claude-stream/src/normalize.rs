@@ -406,6 +406,8 @@ impl ClaudeNormalizer {
                     cache_creation_input_tokens: self.usage.cache_creation,
                     reasoning_tokens: None,
                     cost_usd: None,
+                    context_window: None,
+                    context_tokens: None,
                 }));
             }
             _ => {}
@@ -540,6 +542,8 @@ impl ClaudeNormalizer {
                 cache_creation_input_tokens: u64_at(usage, "cache_creation_input_tokens"),
                 reasoning_tokens: None,
                 cost_usd: line.get("total_cost_usd").and_then(Value::as_f64),
+                context_window: context_window(line),
+                context_tokens: None,
             }));
         }
         for denial in line
@@ -630,6 +634,30 @@ impl Normalizer for ClaudeNormalizer {
     }
 }
 
+/// The context window of a `result`'s conversation model: the `contextWindow` of the
+/// `modelUsage` entry that used the most tokens (helper models such as a small one for titles
+/// appear there too).
+fn context_window(result: &Value) -> Option<u64> {
+    let models = result.get("modelUsage")?.as_object()?;
+    models
+        .values()
+        .filter_map(|model| {
+            let window = model.get("contextWindow")?.as_u64().filter(|n| *n > 0)?;
+            let tokens = [
+                "inputTokens",
+                "outputTokens",
+                "cacheReadInputTokens",
+                "cacheCreationInputTokens",
+            ]
+            .iter()
+            .map(|key| u64_at(model, key))
+            .fold(0u64, u64::saturating_add);
+            Some((tokens, window))
+        })
+        .max_by_key(|(tokens, _)| *tokens)
+        .map(|(_, window)| window)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -642,6 +670,34 @@ mod tests {
             normalizer.line(line, &mut out);
         }
         out
+    }
+
+    #[test]
+    fn the_result_carries_the_conversation_models_context_window() {
+        let events = run(&[concat!(
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"hi","#,
+            r#""session_id":"s","total_cost_usd":0.01,"usage":{"input_tokens":10,"output_tokens":2},"#,
+            r#""modelUsage":{"claude-haiku":{"inputTokens":5,"outputTokens":1,"contextWindow":200000},"#,
+            r#""claude-opus[1m]":{"inputTokens":100,"outputTokens":20,"contextWindow":1000000}}}"#
+        )]);
+        let usage = events
+            .iter()
+            .find_map(|e| match e {
+                Event::Usage(u) => Some(u),
+                _ => None,
+            })
+            .expect("the turn's usage");
+        assert_eq!(
+            (usage.context_window, usage.context_tokens),
+            (Some(1_000_000), None)
+        );
+        let none = run(&[
+            r#"{"type":"result","subtype":"success","result":"hi","usage":{"input_tokens":1},"modelUsage":{}}"#,
+        ]);
+        assert!(
+            none.iter()
+                .any(|e| matches!(e, Event::Usage(u) if u.context_window.is_none()))
+        );
     }
 
     #[test]

@@ -120,6 +120,8 @@ impl TokenTotals {
             cache_creation_input_tokens: self.cache_write_input,
             reasoning_tokens: Some(self.reasoning_output),
             cost_usd: None,
+            context_window: None,
+            context_tokens: None,
         }
     }
 }
@@ -702,7 +704,12 @@ impl CodexNormalizer {
     /// turn end with the last agent message. Shared by both transports.
     pub(crate) fn complete_turn(&mut self, usage: Option<TurnUsage>, out: &mut Vec<Event>) {
         if let Some(usage) = usage {
-            out.push(Event::Usage(usage.turn.to_usage()));
+            let mut turn_usage = usage.turn.to_usage();
+            turn_usage.context_window = usage.context_window;
+            // The context the model saw on its last call, and what it answered.
+            turn_usage.context_tokens =
+                Some(usage.last_call.input.saturating_add(usage.last_call.output));
+            out.push(Event::Usage(turn_usage));
             let mut info = json!({
                 "total_token_usage": usage.total.to_json(),
                 "last_token_usage": usage.last_call.to_json(),

@@ -261,6 +261,8 @@ impl PiNormalizer {
                 cache_creation_input_tokens: cache_write,
                 reasoning_tokens: None,
                 cost_usd: cost,
+                context_window: None,
+                context_tokens: None,
             };
             self.usage.add(&message_usage);
             out.push(Event::Usage(message_usage));

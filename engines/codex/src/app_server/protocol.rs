@@ -192,6 +192,10 @@ pub struct ThreadStartParams {
     /// `fast` / `flex`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub service_tier: Option<String>,
+    /// Config overrides, as `-c key=value` takes them (dotted keys, JSON values): the
+    /// session's MCP servers (`mcp_servers.<name>`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `thread/resume` params: the thread, and the same settings as a `thread/start`.
