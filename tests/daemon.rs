@@ -790,6 +790,18 @@ fn codex_turns_share_one_app_server_and_approvals_reach_the_plugin() {
         "{two:?}"
     );
     assert_eq!(children_of(daemon.child.id()), pid, "the same app-server");
+    // The context meter: Codex cannot be asked, its last turn said how full the context is.
+    let context = daemon.call("codex.getContextUsage", json!({"sessionId": thread}));
+    assert_eq!(context.done["success"], true, "{context:?}");
+    let data = &context.result()["data"];
+    let (used, max) = (
+        data["totalTokens"].as_u64().unwrap_or_default(),
+        data["maxTokens"].as_u64().unwrap_or_default(),
+    );
+    assert!(used > 0 && max > used, "{data}");
+    assert_eq!(data["source"], "last_turn_usage", "{data}");
+    assert_eq!(data["model"], "gpt-5.5", "{data}");
+    assert_eq!(children_of(daemon.child.id()), pid, "asked nothing new");
     let (code, _) = daemon.finish();
     assert_eq!(code, Some(0));
     assert!(gone(pid[0]), "the app-server's group is gone after EOF");

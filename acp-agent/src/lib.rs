@@ -23,7 +23,7 @@
 //! | `session/prompt` | one turn; text, resource links and embedded text resources are sent as the message, images (where [`ProviderProfile::image`]) as its attachments; the turn ends with a `usage_update` where the context window is known ([`encode`]) |
 //! | `session/cancel` | interrupts the running turn (its prompt answers `cancelled`) |
 //! | `session/set_mode` | [`Session::set_permission_mode`]: live where the CLI can change it |
-//! | `session/set_config_option` | `model` ([`Session::set_model`]): the provider's `listModels`, read once after `initialize` (sessions opened before it came get a `config_option_update`) |
+//! | `session/set_config_option` | `model` ([`Session::set_model`]): the provider's `listModels`, read once after `initialize` when no prompt runs (after the first prompt, or 5 s without one: listing starts a CLI of its own, which would slow the session's start); sessions opened before it came get a `config_option_update` |
 //!
 //! Anything else is a JSON-RPC "method not found"; a line that is not JSON a "parse error";
 //! wrong params "invalid params". Nothing a client sends can panic the agent.
@@ -317,7 +317,22 @@ struct Agent {
     tasks: TaskTracker,
     /// The provider's models (`listModels`), once read: offered as the `model` config option.
     models: Mutex<Option<Vec<(String, String)>>>,
+    /// The prompts running and ended so far (the model list waits for a quiet moment).
+    turns: tokio::sync::watch::Sender<Turns>,
+    /// Cancelled when the agent closes (tasks that only wait stop waiting).
+    closing: CancellationToken,
 }
+
+/// How many prompts run now and how many have ended ([`Agent::turns`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Turns {
+    running: usize,
+    ended: usize,
+}
+
+/// How long after `initialize` the model list waits for a first prompt before it is read
+/// anyway (when no prompt runs).
+const MODELS_IDLE_DELAY: Duration = Duration::from_secs(5);
 
 /// Serves the ACP agent for `channel` on `input` / `output` until the client goes away (see
 /// the [crate docs](crate)), then closes every session.
@@ -358,6 +373,8 @@ where
         initialized: AtomicBool::new(false),
         tasks: TaskTracker::new(),
         models: Mutex::new(None),
+        turns: tokio::sync::watch::Sender::new(Turns::default()),
+        closing: CancellationToken::new(),
         options,
     });
     let mut lines = LineReader::new(input, agent.options.max_line_bytes);
@@ -481,7 +498,8 @@ impl Agent {
         let _: acp::InitializeRequest = serde_json::from_value(params.clone())
             .map_err(|e| RequestError::Params(e.to_string()))?;
         if !self.initialized.swap(true, Ordering::SeqCst) {
-            // The model list comes from the CLI (a second or so): read it in the background.
+            // The model list comes from the CLI (a second or so): read it in the background,
+            // when no session's CLI is starting.
             let agent = Arc::clone(self);
             self.tasks.spawn(async move { agent.read_models().await });
         }
@@ -770,8 +788,37 @@ impl Agent {
         }
     }
 
-    /// Reads the provider's model list (`listModels`) once.
+    /// Waits for a quiet moment to read the model list: no prompt running, and a first prompt
+    /// ended or [`MODELS_IDLE_DELAY`] passed. Listing starts a CLI of its own (Claude Code: a
+    /// second `claude` process); started with the session's, the two compete for the CPU and
+    /// the first answer comes later. `false`: the agent closed meanwhile.
+    async fn quiet_for_models(&self) -> bool {
+        let mut turns = self.turns.subscribe();
+        let delay = tokio::time::sleep(MODELS_IDLE_DELAY);
+        tokio::pin!(delay);
+        let mut waited = false;
+        loop {
+            let now = *turns.borrow_and_update();
+            if now.running == 0 && (now.ended > 0 || waited) {
+                return true;
+            }
+            tokio::select! {
+                changed = turns.changed() => {
+                    if changed.is_err() {
+                        return false;
+                    }
+                }
+                () = &mut delay, if !waited => waited = true,
+                () = self.closing.cancelled() => return false,
+            }
+        }
+    }
+
+    /// Reads the provider's model list (`listModels`) once, at a quiet moment.
     async fn read_models(&self) {
+        if !self.quiet_for_models().await {
+            return;
+        }
         let Ok(list) = self
             .query(bridge_core::query::LIST_MODELS, Vec::new())
             .await
@@ -875,7 +922,13 @@ impl Agent {
     }
 
     async fn prompt(self: Arc<Self>, id: Id, params: Value) {
-        let result = match self.prompt_inner(params).await {
+        self.turns.send_modify(|t| t.running += 1);
+        let result = self.prompt_inner(params).await;
+        self.turns.send_modify(|t| {
+            t.running -= 1;
+            t.ended += 1;
+        });
+        let result = match result {
             Ok(result) => Ok(result),
             Err(PromptError::Refused(error)) => Err((error.code(), error.to_string())),
             Err(PromptError::Failed(message)) => Err((INTERNAL_ERROR, message)),
@@ -1044,6 +1097,7 @@ impl Agent {
             + self.options.limits.kill_grace
             + Duration::from_secs(2);
         let _ = tokio::time::timeout(grace, futures_util::future::join_all(closes)).await;
+        self.closing.cancel();
         self.tasks.close();
         let _ = tokio::time::timeout(Duration::from_secs(2), self.tasks.wait()).await;
     }

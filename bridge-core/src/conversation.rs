@@ -39,7 +39,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::channel::Channel;
-use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd};
+use crate::event::{ErrorCode, ErrorInfo, Event, StopReason, TurnEnd, Usage, UsageScope};
 use crate::permission::PermissionBroker;
 use crate::record::Recording;
 use crate::redact::{Redactor, SplitSecretGuard};
@@ -235,6 +235,70 @@ struct State {
     record_warning: Option<String>,
     /// The continuity `status` was sent ([`SessionOptions::announce_continuity`]).
     announced: bool,
+    /// How full the context was after the last turn that said (the answer to
+    /// [`Inquiry::ContextUsage`] when the CLI cannot be asked).
+    context: Option<ContextLevel>,
+}
+
+/// The context's fill after a turn, from its usage events: the tokens in it and the window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ContextLevel {
+    /// Tokens in the context: the provider's own figure, else the last model call's input and
+    /// output, else the turn's.
+    pub used: u64,
+    /// The model's context window.
+    pub window: u64,
+}
+
+impl ContextLevel {
+    /// Reads one usage event of a turn into `level` (`None` until one is seen).
+    fn observe(level: &mut Option<(Option<u64>, Option<u64>)>, usage: &Usage) {
+        let (used, window) = level.get_or_insert((None, None));
+        *window = usage.context_window.or(*window);
+        *used = match usage.scope {
+            UsageScope::Message => Some(usage.context_used()),
+            _ => usage
+                .context_tokens
+                .or(*used)
+                .or(Some(usage.context_used())),
+        };
+    }
+
+    /// The plugin's context-usage data (`ContextUsageData`: totals, percentage and the two
+    /// categories a provider without Claude's breakdown has, the conversation and the free
+    /// space), from real counts only; `source` says where the numbers come from.
+    ///
+    /// ```
+    /// use bridge_core::conversation::ContextLevel;
+    /// let data = ContextLevel { used: 5_000, window: 200_000 }.usage_data(Some("m"));
+    /// assert_eq!((data["totalTokens"].as_u64(), data["maxTokens"].as_u64()), (Some(5_000), Some(200_000)));
+    /// assert_eq!(data["percentage"], 2.5);
+    /// assert_eq!(data["categories"][1]["tokens"], 195_000);
+    /// ```
+    pub fn usage_data(&self, model: Option<&str>) -> serde_json::Value {
+        let window = self.window.max(1);
+        let used = self.used.min(window);
+        let free = window - used;
+        // One decimal, as the plugin shows it.
+        let percentage = (1000.0 * used as f64 / window as f64).round() / 10.0;
+        serde_json::json!({
+            "totalTokens": used,
+            "maxTokens": window,
+            "rawMaxTokens": window,
+            "percentage": percentage,
+            "model": model.unwrap_or_default(),
+            "isAutoCompactEnabled": false,
+            "source": "last_turn_usage",
+            "categories": [
+                {"name": "Conversation", "tokens": used, "color": "claude"},
+                {"name": "Free space", "tokens": free, "color": "inactive"},
+            ],
+            "gridRows": [],
+            "memoryFiles": [],
+            "mcpTools": [],
+            "agents": [],
+        })
+    }
 }
 
 /// What the session's worker does next, in the order asked.
@@ -304,6 +368,7 @@ impl Session {
             recording,
             record_warning,
             announced: false,
+            context: None,
         };
         let (jobs, mut queue) = mpsc::unbounded_channel::<Job>();
         let session_id = Arc::new(Mutex::new(None));
@@ -322,6 +387,9 @@ impl Session {
                         let mut out =
                             Guarded::new(events, options.redactor.clone(), options.abort.clone());
                         run_turn(&channel, &options, &mut state, *request, cancel, &mut out).await;
+                        if let Some(level) = out.context_level() {
+                            state.context = Some(level);
+                        }
                         if let Ok(mut id) = seen_id.lock() {
                             id.clone_from(&state.session_id);
                         }
@@ -348,6 +416,19 @@ impl Session {
                                 );
                                 conversation.inquire(inquiry, &ctx).await
                             }
+                        };
+                        // A CLI that cannot be asked: the last turn's own counts, where they
+                        // include the window (never a guessed one).
+                        let result = match (result, inquiry, state.context) {
+                            (
+                                Err(InquiryError::Unsupported),
+                                Inquiry::ContextUsage,
+                                Some(level),
+                            ) => {
+                                let model = state.last.as_ref().and_then(|r| r.model.clone());
+                                Ok(level.usage_data(model.as_deref().or(state.model.as_deref())))
+                            }
+                            (result, _, _) => result,
                         };
                         let _ = done.send(result);
                     }
@@ -490,6 +571,8 @@ struct Guarded {
     ended: bool,
     /// Cancelled when the consumer dropped the stream.
     gone: CancellationToken,
+    /// The turn's context tokens and window, from its usage events.
+    context: Option<(Option<u64>, Option<u64>)>,
 }
 
 impl Guarded {
@@ -502,6 +585,15 @@ impl Guarded {
             error_seen: false,
             ended: false,
             gone: abort.child_token(),
+            context: None,
+        }
+    }
+
+    /// The context's fill after the turn, where its usage said both the tokens and the window.
+    fn context_level(&self) -> Option<ContextLevel> {
+        match self.context {
+            Some((Some(used), Some(window))) if window > 0 => Some(ContextLevel { used, window }),
+            _ => None,
         }
     }
 
@@ -512,6 +604,7 @@ impl Guarded {
         }
         match &event {
             Event::Error(_) => self.error_seen = true,
+            Event::Usage(usage) => ContextLevel::observe(&mut self.context, usage),
             Event::TurnEnd(end) => {
                 if !end.success && !self.error_seen && end.stop_reason != StopReason::Interrupted {
                     let message = end

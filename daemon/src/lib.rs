@@ -693,7 +693,8 @@ impl Daemon {
 
     /// `getContextUsage` / `getUsage`, asked of the warm session of the request's `sessionId`
     /// when there is one whose CLI runs: its answer as one line `{"success":true,"data":…}`
-    /// (what the plugin reads). `None` for every other request and when no warm CLI can answer:
+    /// (what the plugin reads). A CLI that cannot be asked answers from its last turn's counts
+    /// where they include the window. `None` for every other request and when no warm CLI can answer:
     /// the per-process command answers then.
     async fn inquire(
         &self,
