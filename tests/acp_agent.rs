@@ -978,6 +978,26 @@ fn session_list_returns_the_session_of_an_earlier_prompt_filtered_by_cwd() {
     let mut raw = Raw::start(&sandbox, &mock, &[]);
     raw.prompt(2, "MOCK:text hello");
     assert_eq!(raw.answer(2).0["result"]["stopReason"], "end_turn");
+    // Claude Code writes its session file 100 ms behind the turn: list once it has.
+    let projects = sandbox.home().join(".claude/projects");
+    let saved = || {
+        std::fs::read_dir(&projects)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|dir| std::fs::read_dir(dir.path()).ok())
+            .flatten()
+            .flatten()
+            .any(|f| std::fs::read_to_string(f.path()).is_ok_and(|t| t.contains("\"assistant\"")))
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !saved() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Claude Code saved no session"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let list = |raw: &mut Raw, id: u32, params: Value| {
         raw.send(json!({"jsonrpc":"2.0","id":id,"method":"session/list","params":params}));
         raw.answer(id).0
