@@ -79,7 +79,7 @@ pub(crate) fn run_acp(cli: Cli) -> ExitCode {
 }
 
 /// What `initialize` advertises for `channel`: `session/load` where its history is readable
-/// (a `getSession` query: Claude's session files) and the session map can be kept,
+/// (a `getSession` query: Claude's session files, Codex's rollouts) and the session map can be kept,
 /// `session/list` where it can also list them (`listSessions`); embedded text resources
 /// everywhere (they are sent as text); images for Claude.
 fn profile(channel: &dyn bridge::core::Channel, map_kept: bool) -> ProviderProfile {

@@ -188,6 +188,35 @@ fn acpx_claude_text_then_a_second_turn_with_history_then_close_leaves_nothing() 
     two_turns_with_history(&claude_acpx(&sandbox, &mock), &sandbox);
 }
 
+/// After acpx's agent ended (its `--ttl 1`), the next prompt starts a new agent, which reopens
+/// the session (`session/resume`, advertised with `session/load`) and carries the earlier
+/// `MOCK:text hello` turn to the model; then the session is closed. The reopened ACP id.
+fn reopened_by_a_new_agent(acpx: &Acpx, sandbox: &Sandbox) -> Value {
+    assert_none_left(sandbox.root(), "the agent ends with acpx's queue owner");
+    let out = acpx.ok(&[
+        "--ttl",
+        "1",
+        "--format",
+        "json",
+        "MOCK:recall what did I say",
+    ]);
+    let all = messages(&out);
+    let reopened = all
+        .iter()
+        .find(|m| m["method"] == "session/resume" || m["method"] == "session/load")
+        .unwrap_or_else(|| panic!("acpx reopens the session: {out}"));
+    let text: String = updates(&all, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(
+        text.contains("MOCK:text hello") && text.contains("MOCK:recall what did I say"),
+        "the resumed conversation carries the first turn: {text}"
+    );
+    close_and_check(acpx, sandbox);
+    reopened["params"]["sessionId"].clone()
+}
+
 /// acpx's agent process ends between two prompts (its queue owner's TTL): the next prompt
 /// starts a new `bridge acp claude`, which resumes the session and its conversation; by hand,
 /// `session/load` replays the earlier turns as updates and `session/resume` does not.
@@ -199,30 +228,7 @@ fn acpx_claude_session_loaded_by_a_new_agent_process_resumes_the_conversation() 
     acpx.ok(&["--ttl", "1", "sessions", "new"]);
     let first = acpx.ok(&["--ttl", "1", "--format", "quiet", "MOCK:text hello"]);
     assert_eq!(first.trim(), mock_llm::scenario::HELLO_TEXT);
-    assert_none_left(sandbox.root(), "the agent ends with acpx's queue owner");
-    let out = acpx.ok(&[
-        "--ttl",
-        "1",
-        "--format",
-        "json",
-        "MOCK:recall what did I say",
-    ]);
-    let all = messages(&out);
-    // acpx resumes (`session/resume`, advertised with `session/load`).
-    let reopened = all
-        .iter()
-        .find(|m| m["method"] == "session/resume" || m["method"] == "session/load")
-        .unwrap_or_else(|| panic!("acpx reopens the session: {out}"));
-    let id = reopened["params"]["sessionId"].clone();
-    let text: String = updates(&all, "agent_message_chunk")
-        .iter()
-        .filter_map(|u| u["content"]["text"].as_str())
-        .collect();
-    assert!(
-        text.contains("MOCK:text hello") && text.contains("MOCK:recall what did I say"),
-        "the resumed conversation carries the first turn: {text}"
-    );
-    close_and_check(&acpx, &sandbox);
+    let id = reopened_by_a_new_agent(&acpx, &sandbox);
     // session/load replays the history as updates.
     let load = json!({"jsonrpc":"2.0","id":1,"method":"session/load","params":{
         "sessionId": id, "cwd": sandbox.work(), "mcpServers": []}});
@@ -289,7 +295,12 @@ fn bridge_acp_claude(sandbox: &Sandbox, mock: &Mock) -> Command {
 /// `bridge acp claude` fed `initialize` and then `requests` (ids from 1), read until the answer
 /// to the last one; every message it sent.
 fn raw_session(sandbox: &Sandbox, mock: &Mock, requests: &[Value]) -> Vec<Value> {
-    let (mut child, stdin, lines) = common::spawn_piped(&mut bridge_acp_claude(sandbox, mock));
+    raw_session_of(bridge_acp_claude(sandbox, mock), requests)
+}
+
+/// [`raw_session`] of the agent `cmd` starts.
+fn raw_session_of(mut cmd: Command, requests: &[Value]) -> Vec<Value> {
+    let (mut child, stdin, lines) = common::spawn_piped(&mut cmd);
     let mut stdin = stdin.unwrap();
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}});
     for request in std::iter::once(&init).chain(requests) {
@@ -329,6 +340,93 @@ fn codex_acpx(sandbox: &Sandbox, mock: &Mock) -> Acpx {
     let mut acpx = Acpx::for_send(&send, "codex");
     acpx.agent.push_str(" --model gpt-5.5");
     acpx
+}
+
+/// `bridge acp codex` with the environment acpx gives it (the mock behind the bridge's
+/// provider variables).
+fn bridge_acp_codex(acpx: &Acpx) -> Command {
+    let mut cmd = common::bridge();
+    cmd.env_clear()
+        .envs(acpx.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&acpx.cwd)
+        .args(["acp", "codex", "--model", "gpt-5.5"]);
+    cmd
+}
+
+/// Codex threads are loadable (`getSession` reads the rollout): acpx's agent ends between two
+/// prompts, the next one resumes the thread in a new `bridge acp codex`; by hand,
+/// `session/list` lists the thread under its ACP id with its first prompt and `session/load`
+/// replays the prompts, the command and the answers.
+#[test]
+fn acpx_codex_thread_loaded_by_a_new_agent_process_resumes_and_replays() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = codex_acpx(&sandbox, &mock);
+    acpx.ok(&["--ttl", "1", "sessions", "new"]);
+    let first = acpx.ok(&["--ttl", "1", "--format", "quiet", "MOCK:text hello"]);
+    assert_eq!(first.trim(), mock_llm::scenario::HELLO_TEXT);
+    let tool = acpx.ok(&[
+        "--ttl",
+        "1",
+        "--approve-all",
+        "--format",
+        "quiet",
+        "MOCK:tool run it",
+    ]);
+    assert!(tool.contains("Output was: hello"), "{tool}");
+    let id = reopened_by_a_new_agent(&acpx, &sandbox);
+
+    let list =
+        json!({"jsonrpc":"2.0","id":1,"method":"session/list","params":{"cwd": sandbox.work()}});
+    let load = json!({"jsonrpc":"2.0","id":2,"method":"session/load","params":{
+        "sessionId": id, "cwd": sandbox.work(), "mcpServers": []}});
+    let seen = raw_session_of(bridge_acp_codex(&acpx), &[list, load]);
+    let init = seen.iter().find(|m| m["id"] == 0).expect("initialize");
+    assert_eq!(
+        init["result"]["agentCapabilities"]["loadSession"], true,
+        "{init}"
+    );
+    let listed = seen.iter().find(|m| m["id"] == 1).expect("the list");
+    let sessions = listed["result"]["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 1, "{listed}");
+    assert_eq!(sessions[0]["sessionId"], id, "{listed}");
+    assert_eq!(sessions[0]["title"], "MOCK:text hello", "{listed}");
+    let user: Vec<&str> = updates(&seen, "user_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(
+        user,
+        [
+            "MOCK:text hello",
+            "MOCK:tool run it",
+            "MOCK:recall what did I say"
+        ],
+        "{seen:#?}"
+    );
+    let calls = updates(&seen, "tool_call");
+    assert_eq!(calls.len(), 1, "{seen:#?}");
+    assert_eq!(
+        calls[0]["rawInput"]["command"],
+        mock_llm::scenario::TOOL_COMMAND,
+        "{seen:#?}"
+    );
+    let outputs = updates(&seen, "tool_call_update");
+    assert!(
+        outputs
+            .iter()
+            .any(|u| u["status"] == "completed" && u["rawOutput"] == "hello\n"),
+        "{seen:#?}"
+    );
+    let said: String = updates(&seen, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(
+        said.contains(mock_llm::scenario::HELLO_TEXT) && said.contains("Output was: hello"),
+        "{said}"
+    );
+    assert_none_left(sandbox.root(), "no agent process after the raw session");
 }
 
 /// Codex through the app-server (one warm process): two turns in one session.

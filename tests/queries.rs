@@ -419,6 +419,90 @@ fn codex_lists_its_config_and_catalog_and_codex_runs_with_them() {
     assert_eq!(run.json["success"], false, "{run:?}");
 }
 
+/// A thread of two `codex exec` turns (a text, a command) read back with `getSession`: the
+/// prompts, answers and the command with its output, none of the context Codex injects; and
+/// `listSessions` lists it with its first prompt, filtered by `cwd`.
+#[test]
+fn codex_history_of_a_thread_is_its_items_and_list_sessions_finds_it() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = || codex_command(&sandbox, &["--format", "jsonl"]);
+    let first = one_turn(
+        send(),
+        json!({"message": "MOCK:text hi", "cwd": sandbox.work(), "model": "gpt-5.5",
+               "baseUrl": mock.api_base(), "apiKey": CANARY_KEY}),
+    );
+    assert_eq!(first["success"], true, "{first}");
+    let thread = first["session_id"]
+        .as_str()
+        .expect("a thread id")
+        .to_string();
+    let second = one_turn(
+        send(),
+        json!({"message": "MOCK:tool run it", "cwd": sandbox.work(), "model": "gpt-5.5",
+               "baseUrl": mock.api_base(), "apiKey": CANARY_KEY, "sessionId": thread,
+               "permissionMode": "bypassPermissions"}),
+    );
+    assert_eq!(second["success"], true, "{second}");
+    let cwd = sandbox.work().to_str().unwrap().to_string();
+    let history = run_query(as_query(&send(), "getSession", &[&thread, &cwd]));
+    assert_eq!(history.code, Some(0), "{history:?}");
+    let messages = history.json["messages"].as_array().expect("messages");
+    let texts: Vec<(String, String)> = messages
+        .iter()
+        .map(|m| (m["type"].as_str().unwrap().to_string(), entry_text(m)))
+        .filter(|(_, text)| !text.is_empty())
+        .collect();
+    let texts: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("user", "MOCK:text hi"),
+            ("assistant", mock_llm::scenario::HELLO_TEXT),
+            ("user", "MOCK:tool run it"),
+            ("assistant", "I will run a command."),
+            ("assistant", "Tool finished. Output was: hello"),
+        ],
+        "{messages:#?}"
+    );
+    let block = |kind: &str| {
+        messages
+            .iter()
+            .flat_map(|m| {
+                m["message"]["content"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .find(|b| b["type"] == kind)
+    };
+    let call = block("tool_use").expect("the command");
+    assert_eq!(call["name"], "Bash");
+    assert_eq!(call["input"]["command"], mock_llm::scenario::TOOL_COMMAND);
+    let result = block("tool_result").expect("its result");
+    assert_eq!(result["tool_use_id"], call["id"]);
+    assert_eq!(result["content"], "hello\n");
+    assert!(
+        !history.stdout.contains("environment_context"),
+        "{}",
+        history.stdout
+    );
+
+    let list =
+        |cwd: Value| run_query_with(as_query(&send(), "listSessions", &[]), &json!({"cwd": cwd}));
+    let here = list(json!(cwd));
+    let sessions = here.json["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 1, "{here:?}");
+    assert_eq!(sessions[0]["sessionId"], thread);
+    assert_eq!(sessions[0]["title"], "MOCK:text hi");
+    assert_eq!(list(json!("/elsewhere")).json["sessions"], json!([]));
+    let unknown = run_query(as_query(&send(), "getSession", &["no-such-thread", &cwd]));
+    assert_eq!(unknown.json["messages"], json!([]), "{unknown:?}");
+}
+
 /// The uuid of the first user entry of a Claude session file whose text is `prompt`.
 fn user_message_id(sandbox: &Sandbox, session: &str, prompt: &str) -> String {
     let cwd = std::fs::canonicalize(sandbox.work()).unwrap();

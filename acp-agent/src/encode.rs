@@ -333,7 +333,8 @@ fn kind(kind: ToolKind) -> acp::ToolKind {
 /// input vocabulary every channel produces.
 const PATH_KEYS: &[&str] = &["file_path", "path", "notebook_path"];
 
-fn title(name: &str, input: &Value) -> String {
+/// A tool call's title: its name and what it works on (`Bash: ls`).
+pub(crate) fn title(name: &str, input: &Value) -> String {
     let field = |key: &str| input.get(key).and_then(Value::as_str).map(str::trim);
     let detail = field("command")
         .or_else(|| PATH_KEYS.iter().find_map(|key| field(key)))

@@ -8,7 +8,7 @@
 //! the provider's own id (a conversation started outside ACP).
 //!
 //! The history is read with the provider's `getSession <sessionId> <cwd>` query: Claude-shaped
-//! transcript entries, replayed by [`replay`].
+//! transcript entries (Claude's session file, Codex's rollout), replayed by [`replay`].
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -126,7 +126,8 @@ pub fn replay(messages: &[Value]) -> Vec<acp::SessionUpdate> {
                     ));
                 }
                 ("assistant", "tool_use") => {
-                    let call = acp::ToolCall::new(text("id"), text("name"))
+                    let title = crate::encode::title(&text("name"), &block["input"]);
+                    let call = acp::ToolCall::new(text("id"), title)
                         .status(acp::ToolCallStatus::Completed)
                         .raw_input(block["input"].clone());
                     updates.push(acp::SessionUpdate::ToolCall(call));

@@ -581,6 +581,35 @@ pub struct ModelList {
     pub models: Vec<ModelInfo>,
 }
 
+/// One conversation a provider's `listSessions` query lists (the reply is
+/// `{"success":true,"sessions":[…]}`, newest first; `bridge acp` answers `session/list` with it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    /// The provider's id of the conversation (what `getSession` and a resume take).
+    pub session_id: String,
+    /// The directory it ran in.
+    pub cwd: String,
+    /// Its first prompt, cut to [`MAX_TITLE_CHARS`] characters on one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// When it was last written (ISO 8601, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+}
+
+/// The longest [`SessionSummary::title`], in characters.
+pub const MAX_TITLE_CHARS: usize = 120;
+
+impl SessionSummary {
+    /// `prompt` as a title: its words on one line, cut to [`MAX_TITLE_CHARS`] (`None` when
+    /// it has no words).
+    pub fn title_of(prompt: &str) -> Option<String> {
+        let line = prompt.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!line.is_empty()).then(|| line.chars().take(MAX_TITLE_CHARS).collect())
+    }
+}
+
 /// One model of a [`ModelList`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelInfo {

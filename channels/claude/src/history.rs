@@ -65,24 +65,7 @@ pub const SUMMARY_LINES: usize = 200;
 /// Session files looked at by [`list_sessions`] (the newest ones).
 pub const MAX_LISTED: usize = 1000;
 
-/// The longest title taken from a first prompt, in characters.
-const MAX_TITLE_CHARS: usize = 120;
-
-/// One conversation [`list_sessions`] found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionSummary {
-    /// The session id (the file's name).
-    pub session_id: String,
-    /// The directory it ran in (its entries' `cwd`).
-    pub cwd: String,
-    /// Its first prompt, cut to 120 characters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// When the file was last written (ISO 8601, UTC).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub updated_at: Option<String>,
-}
+pub use bridge_core::query::SessionSummary;
 
 /// The `cwd` and first prompt of a conversation, from the first [`SUMMARY_LINES`] lines of its
 /// session file (`None`s for what they do not have).
@@ -113,10 +96,9 @@ pub fn session_head<R: BufRead>(mut reader: R) -> io::Result<(Option<String>, Op
                 .and_then(|c| c.cwd);
         }
         if title.is_none() && head.user_row() == UserRow::Prompt {
-            title = head.prompt_text().map(|text| {
-                let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-                line.chars().take(MAX_TITLE_CHARS).collect()
-            });
+            title = head
+                .prompt_text()
+                .and_then(|text| SessionSummary::title_of(&text));
         }
         if cwd.is_some() && title.is_some() {
             break;

@@ -43,6 +43,7 @@
 #![deny(missing_docs)]
 
 pub mod app_server;
+pub mod history;
 pub mod mcp;
 pub mod models;
 
@@ -534,9 +535,15 @@ pub(crate) fn turn_tag() -> String {
     format!("codex_{}", &id[..8])
 }
 
-/// The query commands of the codex provider: `listModels` ([`models::QUERY`]) and
-/// `getMcpServerTools` ([`mcp::TOOLS`]).
-pub const QUERIES: &[bridge_core::query::Query] = &[models::QUERY, mcp::TOOLS];
+/// The query commands of the codex provider: `listModels` ([`models::QUERY`]),
+/// `getMcpServerTools` ([`mcp::TOOLS`]), and `getSession` / `listSessions` from its rollout
+/// files ([`history`]).
+pub const QUERIES: &[bridge_core::query::Query] = &[
+    models::QUERY,
+    mcp::TOOLS,
+    history::GET_SESSION,
+    history::LIST_SESSIONS,
+];
 
 impl Channel for CodexChannel {
     fn id(&self) -> &'static str {

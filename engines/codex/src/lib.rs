@@ -7,6 +7,8 @@
 //!   into the pure normalizer;
 //! * [`patch`] parses `apply_patch` input into diffs, [`command`] turns shell commands into
 //!   tool cards;
+//! * [`history`] reads a thread's history and the threads Codex keeps back from the rollout
+//!   files (`getSession`, `listSessions`);
 //! * [`native`] finds the native binary behind the npm shim;
 //! * [`app_server`] is the other transport, `codex app-server` (JSON-RPC, approvals, warm
 //!   threads), whose items it maps onto the same cards.
@@ -18,6 +20,7 @@
 
 pub mod app_server;
 pub mod command;
+pub mod history;
 pub mod native;
 pub mod normalize;
 pub mod patch;

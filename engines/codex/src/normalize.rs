@@ -1080,6 +1080,14 @@ pub fn exec_output(text: &str) -> (Option<i64>, &str) {
 
 /// Reads a rollout `FileChange` item: `changes` is `{path: {type, content | unified_diff, move_path}}`.
 fn file_change_detail(item: &Value) -> FileChangeDetail {
+    FileChangeDetail {
+        changes: file_changes(item),
+        stdout: str_at(item, "stdout").map(str::to_string),
+    }
+}
+
+/// The changes of a rollout `FileChange` item, by path.
+pub(crate) fn file_changes(item: &Value) -> HashMap<String, Change> {
     let mut changes = HashMap::new();
     for (path, change) in item
         .get("changes")
@@ -1100,10 +1108,7 @@ fn file_change_detail(item: &Value) -> FileChangeDetail {
         };
         changes.insert(path.clone(), parsed);
     }
-    FileChangeDetail {
-        changes,
-        stdout: str_at(item, "stdout").map(str::to_string),
-    }
+    changes
 }
 
 impl Normalizer for CodexNormalizer {
