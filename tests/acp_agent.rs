@@ -1151,14 +1151,17 @@ fn session_list_returns_the_session_of_an_earlier_prompt_filtered_by_cwd() {
 }
 
 /// A stdio MCP server given to `session/new` reaches Claude (`--mcp-config`): the CLI starts it
-/// and offers its tool to the model; `initialize` advertises HTTP and SSE servers too.
+/// and offers its tool to the model; `initialize` advertises HTTP and SSE servers too. The
+/// server's env (a token) is in a private file, on no process's command line, and the file is
+/// gone with the session.
 #[test]
 fn an_mcp_server_of_session_new_reaches_claude_and_its_tool_the_model() {
+    const TOKEN: &str = "probe-token-4711";
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let probe = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_probe.mjs");
-    let servers =
-        json!([{"name": "probe", "command": cli_path("node"), "args": [probe], "env": []}]);
+    let servers = json!([{"name": "probe", "command": cli_path("node"), "args": [probe],
+        "env": [{"name": "MCP_PROBE_TOKEN", "value": TOKEN}]}]);
     let (mut raw, init) = Raw::start_with(&sandbox, &mock, &[], servers);
     assert_eq!(
         init["result"]["agentCapabilities"]["mcpCapabilities"],
@@ -1178,7 +1181,25 @@ fn an_mcp_server_of_session_new_reaches_claude_and_its_tool_the_model() {
         tools.contains(&"mcp__probe__echo"),
         "the MCP server's tool is offered: {tools:?}"
     );
+    let running = processes_in(sandbox.root());
+    assert!(
+        running.iter().all(|p| !p.contains(TOKEN)),
+        "a token on a command line: {running:#?}"
+    );
+    let config = running
+        .iter()
+        .find_map(|p| p.split_once("--mcp-config ")?.1.split(' ').next())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("claude runs with --mcp-config: {running:#?}"));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&config)
+        .expect("the config file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{}", config.display());
+    assert!(std::fs::read_to_string(&config).unwrap().contains(TOKEN));
     raw.close(&sandbox);
+    assert!(!config.exists(), "{} is left", config.display());
 }
 
 /// The tiny stdio MCP server (tests/mcp_probe.mjs) as `session/new`'s `mcpServers`, and the

@@ -30,7 +30,7 @@
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -232,6 +232,39 @@ pub struct CommandSpec {
     pub stdin: StdinMode,
     /// Where the child's stdin, stdout and stderr are also recorded (`--record`).
     pub record: Option<Arc<Recording>>,
+    /// Files the child reads (a config that holds secrets, which must not be on its command
+    /// line), kept until the child is dropped.
+    pub files: Vec<Arc<PrivateFile>>,
+}
+
+/// A file only its owner can read (0600, in the temporary directory), deleted when the last
+/// holder drops it: for what a CLI takes as a path and nobody else may see (an MCP config
+/// whose servers carry tokens: a command line is readable by every user in `/proc`).
+#[derive(Debug)]
+pub struct PrivateFile {
+    path: tempfile::TempPath,
+}
+
+impl PrivateFile {
+    /// Writes `bytes` to a new private file named `<prefix>…<suffix>`.
+    pub fn new(prefix: &str, suffix: &str, bytes: &[u8]) -> std::io::Result<Self> {
+        use std::io::Write;
+        // `tempfile` creates the file 0600 with O_EXCL.
+        let mut file = tempfile::Builder::new()
+            .prefix(prefix)
+            .suffix(suffix)
+            .tempfile()?;
+        file.write_all(bytes)?;
+        file.flush()?;
+        Ok(PrivateFile {
+            path: file.into_temp_path(),
+        })
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
 }
 
 impl CommandSpec {
@@ -247,6 +280,7 @@ impl CommandSpec {
             inherit_env: true,
             stdin: StdinMode::Null,
             record: None,
+            files: Vec::new(),
         }
     }
 
@@ -335,6 +369,8 @@ pub struct ChildProcess {
     stderr_task: Option<tokio::task::JoinHandle<()>>,
     activity: tokio::sync::watch::Sender<u64>,
     record: Option<Arc<Recording>>,
+    /// The spec's files, deleted once the child is gone.
+    _files: Vec<Arc<PrivateFile>>,
 }
 
 /// How many stderr lines [`ChildProcess::spawn_with_stderr_lines`] buffers for a slow reader;
@@ -458,6 +494,7 @@ impl ChildProcess {
             stderr_task,
             activity,
             record: spec.record.clone(),
+            _files: spec.files.clone(),
         })
     }
 
@@ -843,5 +880,27 @@ mod tests {
             .map(|s| s.contains(") Z "))
             .unwrap_or(true);
         assert!(!alive || zombie, "grandchild {pid} survived");
+    }
+
+    #[tokio::test]
+    async fn a_private_file_is_owner_only_and_lives_as_long_as_the_child() {
+        use std::os::unix::fs::PermissionsExt;
+        let file = Arc::new(PrivateFile::new("bridge-test-", ".json", b"{\"k\":1}").unwrap());
+        let path = file.path().to_path_buf();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let mut spec = CommandSpec::new("/bin/cat");
+        spec.arg(&path);
+        spec.files.push(file);
+        let mut child = ChildProcess::spawn(&spec).unwrap();
+        drop(spec);
+        let mut out = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut child.take_stdout().unwrap(), &mut out)
+            .await
+            .unwrap();
+        assert_eq!(out, "{\"k\":1}");
+        assert!(path.exists(), "the child still holds it");
+        drop(child);
+        assert!(!path.exists(), "deleted with the child");
     }
 }

@@ -47,7 +47,7 @@ use std::path::PathBuf;
 
 use bridge_core::channel::Channel;
 use bridge_core::event::Event;
-use bridge_core::process::{CommandSpec, StdinMode};
+use bridge_core::process::{CommandSpec, PrivateFile, StdinMode};
 use bridge_core::request::{McpServer, McpTransport, Request};
 use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext};
 use bridge_one_shot::{BuildError, OneShot, OneShotChannel, OneShotTurn, set_endpoint_env};
@@ -280,9 +280,21 @@ pub fn build_command(program: PathBuf, request: &Request) -> (CommandSpec, Vec<E
         command.env("MAX_THINKING_TOKENS", "0");
     }
     if !request.mcp_servers.is_empty() {
-        command
-            .arg("--mcp-config")
-            .arg(mcp_config(&request.mcp_servers).to_string());
+        // A file, not the JSON itself: the servers' env and headers may hold tokens, and a
+        // command line is readable by every user.
+        let config = mcp_config(&request.mcp_servers).to_string();
+        match PrivateFile::new("bridge-claude-mcp-", ".json", config.as_bytes()) {
+            Ok(file) => {
+                command.arg("--mcp-config").arg(file.path());
+                command.files.push(std::sync::Arc::new(file));
+            }
+            Err(error) => warnings.push(Event::warning(
+                "mcp_servers",
+                format!(
+                    "cannot write the MCP config file ({error}); the turn runs without the request's MCP servers"
+                ),
+            )),
+        }
     }
     // File checkpoints, so that `rewindFiles` can restore what a turn changed (as the
     // plugin's SDK path runs every turn).
