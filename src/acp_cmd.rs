@@ -44,6 +44,12 @@ pub(crate) fn run_acp(cli: Cli) -> ExitCode {
         redactor: base_redactor(),
         version: env!("CARGO_PKG_VERSION"),
         model: cli.model.clone(),
+        // The session's CLI starts at `initialize` in the agent's directory (where IDEs start
+        // it and open the first session); `BRIDGE_ACP_PRESTART=0` waits for `session/new`.
+        prestart: std::env::var("BRIDGE_ACP_PRESTART")
+            .map_or(true, |v| v.trim() != "0")
+            .then(|| std::env::current_dir().ok())
+            .flatten(),
         ..AgentOptions::default()
     };
     // How long the client may take to send `initialize` (seconds).

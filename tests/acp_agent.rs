@@ -902,6 +902,13 @@ impl Raw {
     /// The agent `cmd` runs, initialized, with one session in the sandbox with `mcp_servers`;
     /// the `initialize` answer too.
     fn spawn(cmd: &mut Command, sandbox: &Sandbox, mcp_servers: Value) -> (Raw, Value) {
+        let (mut raw, init) = Raw::initialized(cmd);
+        raw.open(&sandbox.work(), mcp_servers);
+        (raw, init)
+    }
+
+    /// The agent `cmd` runs, initialized (no session yet); the `initialize` answer too.
+    fn initialized(cmd: &mut Command) -> (Raw, Value) {
         let (child, stdin, lines) = common::spawn_piped(cmd);
         let mut raw = Raw {
             child,
@@ -913,10 +920,14 @@ impl Raw {
             json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}),
         );
         let init = raw.until(|m| m["id"] == 0);
-        let params = json!({"cwd": sandbox.work(), "mcpServers": mcp_servers});
-        raw.send(json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":params}));
-        raw.session = raw.until(|m| m["id"] == 1)["result"]["sessionId"].clone();
         (raw, init)
+    }
+
+    /// `session/new` (request id 1) in `cwd` with `mcp_servers`: the session of later requests.
+    fn open(&mut self, cwd: &Path, mcp_servers: Value) {
+        let params = json!({"cwd": cwd, "mcpServers": mcp_servers});
+        self.send(json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":params}));
+        self.session = self.until(|m| m["id"] == 1)["result"]["sessionId"].clone();
     }
 
     fn send(&mut self, message: Value) {
@@ -978,6 +989,71 @@ impl Raw {
         assert!(self.child.wait().expect("exits").success());
         assert_none_left(sandbox.root(), "no agent process after stdin closed");
     }
+}
+
+/// The Claude Code processes (stream-json CLIs) running in `dir`, by pid.
+fn clis_in(dir: &Path) -> Vec<String> {
+    processes_in(dir)
+        .into_iter()
+        .filter(|p| p.contains("--input-format stream-json"))
+        .filter_map(|p| p.split(':').next().map(str::to_string))
+        .collect()
+}
+
+/// Waits (20 s at most) until `check` holds.
+fn eventually(what: &str, check: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !check() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The session's CLI starts at `initialize`, in the agent's directory: the first `session/new`
+/// there takes it (the same process answers the prompt); one in another directory closes it
+/// and gets a CLI of its own, there; an agent closed without a session leaves none.
+#[test]
+fn the_cli_started_at_initialize_serves_the_first_session_of_its_directory() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let (mut raw, _) = Raw::initialized(&mut bridge_acp_claude(&sandbox, &mock));
+    eventually("a CLI starts at initialize", || {
+        clis_in(&sandbox.work()).len() == 1
+    });
+    let prestarted = clis_in(&sandbox.work()).remove(0);
+    raw.open(&sandbox.work(), json!([]));
+    raw.prompt(2, "MOCK:text hello");
+    let (answer, text) = raw.answer(2);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
+    assert!(
+        Path::new("/proc").join(&prestarted).exists(),
+        "the prestarted CLI {prestarted} served the session"
+    );
+    assert_eq!(mock.model_requests().len(), 1, "one model request");
+    raw.close(&sandbox);
+
+    let other = sandbox.root().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let (mut raw, _) = Raw::initialized(&mut bridge_acp_claude(&sandbox, &mock));
+    eventually("a CLI starts at initialize", || {
+        clis_in(&sandbox.work()).len() == 1
+    });
+    let spare = clis_in(&sandbox.work()).remove(0);
+    raw.open(&other, json!([]));
+    raw.prompt(2, "MOCK:text hello");
+    assert_eq!(raw.answer(2).0["result"]["stopReason"], "end_turn");
+    eventually("the unused CLI is closed", || {
+        !Path::new("/proc").join(&spare).exists()
+    });
+    assert_eq!(clis_in(&other).len(), 1, "{:?}", processes_in(&other));
+    raw.close(&sandbox);
+
+    let (raw, _) = Raw::initialized(&mut bridge_acp_claude(&sandbox, &mock));
+    eventually("a CLI starts at initialize", || {
+        clis_in(&sandbox.work()).len() == 1
+    });
+    raw.close(&sandbox);
 }
 
 /// The CLI crashes mid-prompt (the second of the session): the prompt ends with a JSON-RPC

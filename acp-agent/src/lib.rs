@@ -16,7 +16,7 @@
 //! |---|---|
 //! | `initialize` | answers protocol version 1 (the only one), the provider's capabilities ([`ProviderProfile`]; `mcpCapabilities` from [`Channel::mcp_support`]) and one agent auth method (the CLI's own login) |
 //! | `authenticate` | nothing to do: the CLI uses its own credentials |
-//! | `session/new` | a [`Session`] in `cwd`; the CLI is started in the background (the answer does not wait for it), the unified permission modes as ACP modes; its `mcpServers` go to the CLI where it takes them ([`Request::mcp_servers`]), the others are dropped with a warning on stderr |
+//! | `session/new` | a [`Session`] in `cwd`; the CLI is started in the background (the answer does not wait for it; the first `session/new` in the agent's own directory without MCP servers takes the session [`AgentOptions::prestart`] began at `initialize`), the unified permission modes as ACP modes; its `mcpServers` go to the CLI where it takes them ([`Request::mcp_servers`]), the others are dropped with a warning on stderr |
 //! | `session/load` | where [`ProviderProfile::load_session`]: the provider's history replayed as updates ([`history`]), then a session whose first turn resumes the conversation (with its `mcpServers`) |
 //! | `session/resume` | the same without the replay (`sessionCapabilities.resume` where `session/load` is) |
 //! | `session/list` | where [`ProviderProfile::list_sessions`]: the provider's conversations (its `listSessions` query), newest first, filtered by `cwd`, under the ACP id a client opened each with where the session map knows it, [`LIST_PAGE`] a page (`nextCursor`: the index of the next one) |
@@ -43,9 +43,9 @@
 //! feature of the schema crate is needed); `session/list`'s `archived` filter, session titles
 //! and `session/close` are not implemented (the first two are unstable features).
 //!
-//! Where each works: `session/list` for Claude (its session files; Codex's threads have no
-//! `getSession` reader yet, so neither `session/load` nor `session/list` is advertised for
-//! it); `usage_update` for Claude (its result's `modelUsage` context window), Codex (the
+//! Where each works: `session/load` and `session/list` for Claude (its session files) and
+//! Codex (its rollout files; the thread resumes with the app-server's `thread/resume`);
+//! `usage_update` for Claude (its result's `modelUsage` context window), Codex (the
 //! app-server's `model_context_window`) and ACP agents that send their own; `mcpServers` for
 //! Claude (`--mcp-config`: stdio, HTTP, SSE), Codex's app-server (the thread's `config`,
 //! `mcp_servers.<name>`: stdio and HTTP) and the ACP providers (forwarded in their own
@@ -158,10 +158,15 @@ pub struct AgentOptions {
     /// Where ACP sessions are paired with the provider's conversations, for `session/load`
     /// (`None`: not kept).
     pub sessions: Option<history::SessionMap>,
+    /// Start a session's CLI at `initialize`, in this directory (the agent's own, where IDEs
+    /// start it), for the first `session/new` that asks for it without MCP servers: its first
+    /// prompt then does not wait for the CLI to start. One that is not taken (another
+    /// directory, MCP servers, a `session/load` first) is closed then. `None`: no prestart.
+    pub prestart: Option<PathBuf>,
 }
 
 impl Default for AgentOptions {
-    /// Default turn limits, 300 s approvals, a 60 s handshake, 16 MiB lines.
+    /// Default turn limits, 300 s approvals, a 60 s handshake, 16 MiB lines, no prestart.
     fn default() -> Self {
         AgentOptions {
             profile: ProviderProfile::default(),
@@ -173,6 +178,7 @@ impl Default for AgentOptions {
             version: env!("CARGO_PKG_VERSION"),
             model: None,
             sessions: None,
+            prestart: None,
         }
     }
 }
@@ -321,6 +327,9 @@ struct Agent {
     turns: tokio::sync::watch::Sender<Turns>,
     /// Cancelled when the agent closes (tasks that only wait stop waiting).
     closing: CancellationToken,
+    /// The session [`AgentOptions::prestart`] began, until a `session/new` takes it or it is
+    /// closed.
+    spare: Mutex<Option<Arc<AcpSession>>>,
 }
 
 /// How many prompts run now and how many have ended ([`Agent::turns`]).
@@ -375,6 +384,7 @@ where
         models: Mutex::new(None),
         turns: tokio::sync::watch::Sender::new(Turns::default()),
         closing: CancellationToken::new(),
+        spare: Mutex::new(None),
         options,
     });
     let mut lines = LineReader::new(input, agent.options.max_line_bytes);
@@ -502,6 +512,13 @@ impl Agent {
             // when no session's CLI is starting.
             let agent = Arc::clone(self);
             self.tasks.spawn(async move { agent.read_models().await });
+            if let Some(cwd) = self.options.prestart.clone() {
+                let id = uuid::Uuid::new_v4().to_string();
+                let spare = self.start_session(id, cwd, None, Vec::new());
+                if let Ok(mut slot) = self.spare.lock() {
+                    *slot = Some(spare);
+                }
+            }
         }
         let profile = self.options.profile;
         let name = self.channel.display_name();
@@ -544,9 +561,21 @@ impl Agent {
         let request: acp::NewSessionRequest = serde_json::from_value(params.clone())
             .map_err(|e| RequestError::Params(e.to_string()))?;
         absolute(&request.cwd)?;
-        let id = uuid::Uuid::new_v4().to_string();
         let servers = self.mcp_servers(&request.mcp_servers);
-        self.open_session(id.clone(), request.cwd, None, servers);
+        let id = match self.take_spare() {
+            Some(spare) if servers.is_empty() && same_dir(&spare.cwd, &request.cwd) => {
+                self.register(&spare);
+                spare.id.clone()
+            }
+            other => {
+                if let Some(spare) = other {
+                    self.discard(spare);
+                }
+                let id = uuid::Uuid::new_v4().to_string();
+                self.open_session(id.clone(), request.cwd, None, servers);
+                id
+            }
+        };
         let options = self.config_options(&self.options.model);
         to_value(
             acp::NewSessionResponse::new(id)
@@ -558,6 +587,39 @@ impl Agent {
     /// A session in `cwd` registered as `id`, whose first turn resumes `resume`; its CLI is
     /// started in the background (an answer does not wait for the CLI to start).
     fn open_session(
+        &self,
+        id: String,
+        cwd: PathBuf,
+        resume: Option<String>,
+        mcp_servers: Vec<McpServer>,
+    ) -> Arc<AcpSession> {
+        let session = self.start_session(id, cwd, resume, mcp_servers);
+        self.register(&session);
+        session
+    }
+
+    /// Makes the clients' requests find `session` by its id.
+    fn register(&self, session: &Arc<AcpSession>) {
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.insert(session.id.clone(), Arc::clone(session));
+        }
+    }
+
+    /// The prestarted session, if one is still waiting.
+    fn take_spare(&self) -> Option<Arc<AcpSession>> {
+        self.spare.lock().ok()?.take()
+    }
+
+    /// Closes a session no client request will reach (its CLI's graceful close, in the
+    /// background).
+    fn discard(&self, session: Arc<AcpSession>) {
+        self.tasks
+            .spawn(async move { session.session.close().await });
+    }
+
+    /// [`Agent::open_session`] without registering it: the session, its CLI starting in the
+    /// background.
+    fn start_session(
         &self,
         id: String,
         cwd: PathBuf,
@@ -598,9 +660,6 @@ impl Agent {
             self.tasks.spawn(async move {
                 let _ = session.session.prepare(request).await;
             });
-        }
-        if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.insert(id, Arc::clone(&session));
         }
         session
     }
@@ -685,6 +744,10 @@ impl Agent {
             return Err(RequestError::UnknownSession(acp_id));
         }
         let servers = self.mcp_servers(&request.mcp_servers);
+        if let Some(spare) = self.take_spare() {
+            // The client reopens conversations: the prestarted CLI is not for it.
+            self.discard(spare);
+        }
         let session = self.open_session(acp_id, request.cwd, Some(provider_id), servers);
         let options = self.config_options(&self.options.model);
         if !replay {
@@ -1078,11 +1141,12 @@ impl Agent {
 
     /// Interrupts every running turn and closes every session.
     async fn shut_down(&self) {
-        let sessions: Vec<Arc<AcpSession>> = self
+        let mut sessions: Vec<Arc<AcpSession>> = self
             .sessions
             .lock()
             .map(|mut s| s.drain().map(|(_, v)| v).collect())
             .unwrap_or_default();
+        sessions.extend(self.take_spare());
         self.calls.clear();
         for session in &sessions {
             session.broker.client_gone();
@@ -1133,6 +1197,13 @@ fn modes() -> acp::SessionModeState {
         })
         .collect();
     acp::SessionModeState::new("default", modes)
+}
+
+/// Whether two directories are the same one (compared resolved, where they resolve).
+fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let resolved =
+        |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    a == b || resolved(a) == resolved(b)
 }
 
 /// A session's `cwd` must be absolute (the protocol says so).
