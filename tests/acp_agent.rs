@@ -1409,8 +1409,23 @@ fn an_image_prompt_reaches_the_model_as_an_image_block() {
 fn the_model_is_a_session_config_option() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
+    // The list comes from the session's own CLI: no second Claude Code runs until it came.
+    let listed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (listed, work) = (std::sync::Arc::clone(&listed), sandbox.work());
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while !listed.load(std::sync::atomic::Ordering::SeqCst) {
+                most = most.max(clis_in(&work).len());
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            most
+        })
+    };
     let mut raw = Raw::start(&sandbox, &mock, &[]);
     let update = raw.until(|m| m["params"]["update"]["sessionUpdate"] == "config_option_update");
+    listed.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(watcher.join().unwrap(), 1, "Claude Code processes at once");
     let option = &update["params"]["update"]["configOptions"][0];
     assert_eq!(
         (option["id"].as_str(), option["category"].as_str()),
@@ -1453,6 +1468,18 @@ fn the_model_is_a_session_config_option() {
         json!({"configId": "nope", "value": "x"}),
     );
     assert_eq!(raw.answer(4).0["error"]["code"], -32602);
+    raw.close(&sandbox);
+
+    // Without a prestarted CLI, the list is the `listModels` query's, read at a quiet moment
+    // (here: 5 s without a prompt).
+    let mut cmd = bridge_acp_claude(&sandbox, &mock);
+    cmd.env("BRIDGE_ACP_PRESTART", "0");
+    let (raw, _) = Raw::spawn(&mut cmd, &sandbox, json!([]));
+    let update = raw.until(|m| m["params"]["update"]["sessionUpdate"] == "config_option_update");
+    assert_eq!(
+        update["params"]["update"]["configOptions"][0]["id"], "model",
+        "{update}"
+    );
     raw.close(&sandbox);
 }
 

@@ -23,7 +23,7 @@
 //! | `session/prompt` | one turn; text, resource links and embedded text resources are sent as the message, images (where [`ProviderProfile::image`]) as its attachments; the turn ends with a `usage_update` where the context window is known ([`encode`]) |
 //! | `session/cancel` | interrupts the running turn (its prompt answers `cancelled`) |
 //! | `session/set_mode` | [`Session::set_permission_mode`]: live where the CLI can change it |
-//! | `session/set_config_option` | `model` ([`Session::set_model`]): the provider's `listModels`, read once after `initialize` when no prompt runs (after the first prompt, or 5 s without one: listing starts a CLI of its own, which would slow the session's start); sessions opened before it came get a `config_option_update` |
+//! | `session/set_config_option` | `model` ([`Session::set_model`]): the prestarted session's CLI's own list where it can tell ([`Inquiry::Models`]), else the provider's `listModels`, read once after `initialize` when no prompt runs (after the first prompt, or 5 s without one: listing starts a CLI of its own, which would slow the session's start); sessions opened before it came get a `config_option_update` |
 //!
 //! Anything else is a JSON-RPC "method not found"; a line that is not JSON a "parse error";
 //! wrong params "invalid params". Nothing a client sends can panic the agent.
@@ -74,7 +74,7 @@ use std::time::Duration;
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1 as acp;
 use bridge_core::channel::Channel;
-use bridge_core::conversation::{Session, SessionOptions};
+use bridge_core::conversation::{Inquiry, Session, SessionOptions};
 use bridge_core::event::{Event, TurnEnd};
 use bridge_core::jsonrpc::{self, Framing, INVALID_PARAMS, Id, Incoming, METHOD_NOT_FOUND};
 use bridge_core::lines::{LineItem, LineReader};
@@ -510,15 +510,17 @@ impl Agent {
         if !self.initialized.swap(true, Ordering::SeqCst) {
             // The model list comes from the CLI (a second or so): read it in the background,
             // when no session's CLI is starting.
-            let agent = Arc::clone(self);
-            self.tasks.spawn(async move { agent.read_models().await });
-            if let Some(cwd) = self.options.prestart.clone() {
+            let spare = self.options.prestart.clone().map(|cwd| {
                 let id = uuid::Uuid::new_v4().to_string();
                 let spare = self.start_session(id, cwd, None, Vec::new());
                 if let Ok(mut slot) = self.spare.lock() {
-                    *slot = Some(spare);
+                    *slot = Some(Arc::clone(&spare));
                 }
-            }
+                spare
+            });
+            let agent = Arc::clone(self);
+            self.tasks
+                .spawn(async move { agent.read_models(spare).await });
         }
         let profile = self.options.profile;
         let name = self.channel.display_name();
@@ -877,16 +879,44 @@ impl Agent {
         }
     }
 
-    /// Reads the provider's model list (`listModels`) once, at a quiet moment.
-    async fn read_models(&self) {
-        if !self.quiet_for_models().await {
-            return;
-        }
-        let Ok(list) = self
-            .query(bridge_core::query::LIST_MODELS, Vec::new())
+    /// The model list of `session`'s CLI ([`Inquiry::Models`], asked once it has started,
+    /// before any prompt: no CLI of its own), in the `listModels` reply's shape; `None` where
+    /// it cannot tell.
+    async fn models_of_a_warm_cli(session: &AcpSession) -> Option<Value> {
+        // Behind the session's own preparation (a no-op once its CLI runs; a closed session
+        // answers neither).
+        session
+            .session
+            .prepare(session.first_request(String::new()))
             .await
-        else {
-            return;
+            .ok()?;
+        let list = session.session.inquire(Inquiry::Models).await.ok()?;
+        let mut list = list.as_object()?.clone();
+        list.insert("success".into(), Value::Bool(true));
+        Some(Value::Object(list))
+    }
+
+    /// Reads the provider's model list once: from the prestarted session's CLI where it can
+    /// tell, else with `listModels` at a quiet moment (it starts a CLI of its own).
+    async fn read_models(&self, prestarted: Option<Arc<AcpSession>>) {
+        let warm = match prestarted {
+            Some(session) => Self::models_of_a_warm_cli(&session).await,
+            None => None,
+        };
+        let list = match warm {
+            Some(list) => list,
+            None => {
+                if !self.quiet_for_models().await {
+                    return;
+                }
+                let Ok(list) = self
+                    .query(bridge_core::query::LIST_MODELS, Vec::new())
+                    .await
+                else {
+                    return;
+                };
+                list
+            }
         };
         let models: Vec<(String, String)> = list["models"]
             .as_array()

@@ -131,18 +131,24 @@ pub enum Inquiry {
     ContextUsage,
     /// What the process has spent so far (the plugin's `getUsage`).
     Usage,
+    /// The models the CLI offers, answered as a [`crate::query::ModelList`] (what `listModels`
+    /// would start a CLI of its own for). Not a plugin command of the daemon: its
+    /// `listModels` stays the query.
+    Models,
 }
 
 impl Inquiry {
-    /// The plugin's command for it (`getContextUsage`, `getUsage`).
+    /// The plugin's command for it (`getContextUsage`, `getUsage`, `listModels`).
     pub fn command(self) -> &'static str {
         match self {
             Inquiry::ContextUsage => crate::query::CONTEXT_USAGE,
             Inquiry::Usage => crate::query::USAGE,
+            Inquiry::Models => crate::query::LIST_MODELS,
         }
     }
 
-    /// The inquiry of a plugin command, if it is one.
+    /// The inquiry of a plugin command the daemon answers from a warm session, if it is one
+    /// (`getContextUsage`, `getUsage`).
     pub fn of_command(command: &str) -> Option<Inquiry> {
         [Inquiry::ContextUsage, Inquiry::Usage]
             .into_iter()

@@ -423,6 +423,18 @@ impl Conversation for ClaudeConversation {
             let subtype = match inquiry {
                 Inquiry::ContextUsage => "get_context_usage",
                 Inquiry::Usage => "get_usage",
+                Inquiry::Models => {
+                    // The SDK's first request; Claude Code answers it at any point between
+                    // turns, with the model list `listModels` starts a CLI for.
+                    let initialize = json!({"subtype": "initialize", "hooks": null});
+                    let reply = self
+                        .control_within(ctx, initialize, INQUIRY_TIMEOUT)
+                        .await
+                        .map_err(|why| InquiryError::Failed(format!("initialize: {why}")))?;
+                    let list = crate::models::models_of(&reply).map_err(InquiryError::Failed)?;
+                    return serde_json::to_value(list)
+                        .map_err(|e| InquiryError::Failed(e.to_string()));
+                }
             };
             self.control_within(ctx, json!({"subtype": subtype}), INQUIRY_TIMEOUT)
                 .await
