@@ -879,8 +879,8 @@ impl Agent {
         }
     }
 
-    /// The model list of `session`'s CLI ([`Inquiry::Models`], asked once it has started,
-    /// before any prompt: no CLI of its own), in the `listModels` reply's shape; `None` where
+    /// The model list of `session`'s CLI ([`Inquiry::Models`], asked between turns: no CLI
+    /// of its own), in the `listModels` reply's shape; `None` where
     /// it cannot tell.
     async fn models_of_a_warm_cli(session: &AcpSession) -> Option<Value> {
         // Behind the session's own preparation (a no-op once its CLI runs; a closed session
@@ -896,9 +896,14 @@ impl Agent {
         Some(Value::Object(list))
     }
 
-    /// Reads the provider's model list once: from the prestarted session's CLI where it can
-    /// tell, else with `listModels` at a quiet moment (it starts a CLI of its own).
+    /// Reads the provider's model list once, at a quiet moment (after the first prompt, or
+    /// 5 s without one: asked before the first prompt, even the warm CLI's answer would delay
+    /// it): from the prestarted session's CLI where it can tell, else with `listModels` (which
+    /// may start a CLI of its own).
     async fn read_models(&self, prestarted: Option<Arc<AcpSession>>) {
+        if !self.quiet_for_models().await {
+            return;
+        }
         let warm = match prestarted {
             Some(session) => Self::models_of_a_warm_cli(&session).await,
             None => None,
@@ -906,9 +911,6 @@ impl Agent {
         let list = match warm {
             Some(list) => list,
             None => {
-                if !self.quiet_for_models().await {
-                    return;
-                }
                 let Ok(list) = self
                     .query(bridge_core::query::LIST_MODELS, Vec::new())
                     .await
