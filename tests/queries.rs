@@ -501,6 +501,11 @@ fn codex_history_of_a_thread_is_its_items_and_list_sessions_finds_it() {
     assert_eq!(list(json!("/elsewhere")).json["sessions"], json!([]));
     let unknown = run_query(as_query(&send(), "getSession", &["no-such-thread", &cwd]));
     assert_eq!(unknown.json["messages"], json!([]), "{unknown:?}");
+    let bad = run_query(as_query(&send(), "getSession", &["../escape", &cwd]));
+    assert_eq!(bad.json["success"], false, "{bad:?}");
+    let no_cwd = run_query(as_query(&send(), "getSession", &[&thread, ""]));
+    assert_eq!(no_cwd.json["success"], false, "{no_cwd:?}");
+    assert_eq!(list(json!(5)).json["success"], false);
 }
 
 /// The uuid of the first user entry of a Claude session file whose text is `prompt`.

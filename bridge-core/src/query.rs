@@ -148,6 +148,30 @@ impl QueryRequest {
     pub fn arg(&self, index: usize) -> &str {
         self.args.get(index).map(String::as_str).unwrap_or_default()
     }
+
+    /// The `<sessionId> <cwd>` of a history query (`getSession`), the id checked as `send`
+    /// checks it and the cwd not empty.
+    pub fn session_and_cwd(&self) -> Result<(&str, &str), QueryError> {
+        let (session_id, cwd) = (self.arg(0), self.arg(1));
+        crate::request::check_session_id(session_id)
+            .map_err(|e| QueryError::Invalid(e.to_string()))?;
+        if cwd.is_empty() {
+            return Err(QueryError::Invalid(
+                "the cwd argument must not be empty".into(),
+            ));
+        }
+        Ok((session_id, cwd))
+    }
+
+    /// The optional `cwd` of a `listSessions` stdin object (absent or null: every directory;
+    /// anything but a non-empty string is invalid).
+    pub fn cwd_filter(&self) -> Result<Option<String>, QueryError> {
+        match self.stdin.as_ref().and_then(|m| m.get("cwd")) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(cwd)) if !cwd.is_empty() => Ok(Some(cwd.clone())),
+            Some(_) => Err(QueryError::Invalid("cwd must be a non-empty string".into())),
+        }
+    }
 }
 
 /// A successful answer: one JSON object (with `"success":true`) and notes for stderr.

@@ -735,14 +735,7 @@ fn memchr_back<R: Read + Seek>(reader: &mut R, end: u64) -> io::Result<u64> {
 
 /// The session file for the query's `<sessionId> <cwd>`, after checking the id as `send` does.
 fn file_of(request: &QueryRequest) -> Result<PathBuf, QueryError> {
-    let (session_id, cwd) = (request.arg(0), request.arg(1));
-    bridge_core::request::check_session_id(session_id)
-        .map_err(|e| QueryError::Invalid(e.to_string()))?;
-    if cwd.is_empty() {
-        return Err(QueryError::Invalid(
-            "the cwd argument must not be empty".into(),
-        ));
-    }
+    let (session_id, cwd) = request.session_and_cwd()?;
     Ok(session_file(&claude_dir()?, cwd, session_id))
 }
 
@@ -805,13 +798,7 @@ fn list_sessions_query(
     request: QueryRequest,
 ) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
     Box::pin(async move {
-        let cwd = match request.stdin.as_ref().and_then(|m| m.get("cwd")) {
-            None | Some(serde_json::Value::Null) => None,
-            Some(serde_json::Value::String(cwd)) if !cwd.is_empty() => Some(cwd.clone()),
-            Some(_) => {
-                return Err(QueryError::Invalid("cwd must be a non-empty string".into()));
-            }
-        };
+        let cwd = request.cwd_filter()?;
         let dir = claude_dir()?;
         blocking(move || {
             #[derive(Serialize)]

@@ -36,14 +36,8 @@ fn home() -> Result<std::path::PathBuf, QueryError> {
 
 fn get_session(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
     Box::pin(async move {
-        let (thread, cwd) = (request.arg(0), request.arg(1));
-        bridge_core::request::check_session_id(thread)
-            .map_err(|e| QueryError::Invalid(e.to_string()))?;
-        if cwd.is_empty() {
-            return Err(QueryError::Invalid(
-                "the cwd argument must not be empty".into(),
-            ));
-        }
+        // The thread id names the file; the cwd is checked as the plugin's command has it.
+        let (thread, _cwd) = request.session_and_cwd()?;
         let messages = match find_rollout(&home()?, thread) {
             Some(path) => transcript_of(&path)
                 .map_err(|e| QueryError::Failed(format!("cannot read {}: {e}", path.display())))?,
@@ -57,13 +51,7 @@ fn get_session(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, Q
 
 fn list_sessions(request: QueryRequest) -> BoxFuture<'static, Result<QueryReply, QueryError>> {
     Box::pin(async move {
-        let cwd = match request.stdin.as_ref().and_then(|m| m.get("cwd")) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(cwd)) if !cwd.is_empty() => Some(cwd.clone()),
-            Some(_) => {
-                return Err(QueryError::Invalid("cwd must be a non-empty string".into()));
-            }
-        };
+        let cwd = request.cwd_filter()?;
         let sessions = list_threads(&home()?, cwd.as_deref());
         let mut body = Map::new();
         body.insert("sessions".into(), json!(sessions));
