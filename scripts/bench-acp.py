@@ -189,8 +189,15 @@ VARIANTS = {
 }
 
 
+ONLY = [k for k in os.environ.get("ONLY", "").split(",") if k]  # e.g. ONLY=claude: those pairs
+
+
 def main():
-    results = interleave({k: guarded(f, RUN_TIMEOUT) for k, f in VARIANTS.items()}, RUNS,
+    pairs = [(ours, theirs) for ours, theirs in (("bridge acp claude", "claude-agent-acp"),
+                                                 ("bridge acp codex", "codex-acp"))
+             if not ONLY or any(o in ours for o in ONLY)]
+    chosen = {k: guarded(f, RUN_TIMEOUT) for k, f in VARIANTS.items() if any(k in p for p in pairs)}
+    results = interleave(chosen, RUNS,
                          (".claude", ".codex", "tmp", "work"), warmup=1)
 
     def med(kind, i):
@@ -201,7 +208,7 @@ def main():
                 statistics.median(r[3] - r[4] for r in results[kind]) / 1024)
 
     print(f"runs per variant: {RUNS} (interleaved, after one warm-up round); medians")
-    for ours, theirs in (("bridge acp claude", "claude-agent-acp"), ("bridge acp codex", "codex-acp")):
+    for ours, theirs in pairs:
         print(f"{ours}  vs  {theirs}")
         for i, what in ((0, "session/new -> prompt 1 first chunk"), (1, "prompt 2 -> first chunk"),
                         (7, "agent spawned -> prompt 1 first chunk"), (2, "session/new answered")):

@@ -5,7 +5,7 @@
 # session/new, and of the second prompt) and of the agent's peak memory (process tree, CLI, the
 # adapter's own). Runs inside a loopback-only network namespace. Needs root, node and the pinned
 # CLIs and adapters (tests/install-clis.sh: the adapters are bench-only, installed by key here).
-# Usage: scripts/bench-acp.sh [RUNS]
+# Usage: [ONLY=claude|codex] scripts/bench-acp.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS="${1:-5}"

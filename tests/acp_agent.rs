@@ -923,6 +923,18 @@ impl Raw {
         (raw, init)
     }
 
+    /// The answer to request `id`, failing if the client is asked for a permission meanwhile
+    /// (what the permission mode must decide by itself).
+    fn answer_unasked(&self, id: u64) -> Value {
+        self.until(|m| {
+            assert_ne!(
+                m["method"], "session/request_permission",
+                "the permission mode asked: {m}"
+            );
+            m["id"] == id
+        })
+    }
+
     /// `session/new` (request id 1) in `cwd` with `mcp_servers`: the session of later requests.
     fn open(&mut self, cwd: &Path, mcp_servers: Value) {
         let params = json!({"cwd": cwd, "mcpServers": mcp_servers});
@@ -1113,13 +1125,7 @@ fn an_unanswered_approval_and_a_policy_denial_are_rejections_not_cancellations()
     assert_eq!(raw.answer(3).0["result"], json!({}));
     raw.prompt(4, "MOCK:write create the file");
     // Plan mode decides: the client is never asked.
-    let end = raw.until(|m| {
-        assert_ne!(
-            m["method"], "session/request_permission",
-            "plan mode asked: {m}"
-        );
-        m["id"] == 4
-    });
+    let end = raw.answer_unasked(4);
     assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
     assert!(
         !sandbox.work().join("mock-written.txt").exists(),
@@ -1127,13 +1133,27 @@ fn an_unanswered_approval_and_a_policy_denial_are_rejections_not_cancellations()
     );
     // A command too: plan mode runs nothing.
     raw.prompt(5, "MOCK:danger make a file");
-    let end = raw.until(|m| {
-        assert_ne!(
-            m["method"], "session/request_permission",
-            "plan mode asked: {m}"
-        );
-        m["id"] == 5
-    });
+    let end = raw.answer_unasked(5);
+    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+    assert!(
+        !sandbox.work().join("mock-created.txt").exists(),
+        "plan mode let the command run"
+    );
+    raw.close(&sandbox);
+}
+
+/// Plan chosen before the first prompt is read-only too: the CLI started at `initialize` is
+/// switched live before it has streamed anything (the bridge then turns off Claude Code's "auto
+/// mode during plan" with a control request of its own before the switch).
+#[test]
+fn plan_chosen_before_the_first_prompt_runs_no_command() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let mut raw = Raw::start(&sandbox, &mock, &[]);
+    raw.request(2, "session/set_mode", json!({"modeId": "plan"}));
+    assert_eq!(raw.answer(2).0["result"], json!({}));
+    raw.prompt(3, "MOCK:danger make a file");
+    let end = raw.answer_unasked(3);
     assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
     assert!(
         !sandbox.work().join("mock-created.txt").exists(),

@@ -23,7 +23,7 @@
 //! | `session/prompt` | one turn; text, resource links and embedded text resources are sent as the message, images (where [`ProviderProfile::image`]) as its attachments; the turn ends with a `usage_update` where the context window is known ([`encode`]) |
 //! | `session/cancel` | interrupts the running turn (its prompt answers `cancelled`) |
 //! | `session/set_mode` | [`Session::set_permission_mode`]: live where the CLI can change it |
-//! | `session/set_config_option` | `model` ([`Session::set_model`]): the prestarted session's CLI's own list where it can tell ([`Inquiry::Models`]), else the provider's `listModels`, read once after `initialize` when no prompt runs (after the first prompt, or 5 s without one: listing starts a CLI of its own, which would slow the session's start); sessions opened before it came get a `config_option_update` |
+//! | `session/set_config_option` | `model` ([`Session::set_model`]): the prestarted session's CLI's own list where it can tell ([`Inquiry::Models`]), else the provider's `listModels`, read once after `initialize` when no prompt has run for 0.5 s (after the first prompt, or 5 s without one: listing starts a CLI of its own, which would slow the session's start); sessions opened before it came get a `config_option_update` |
 //!
 //! Anything else is a JSON-RPC "method not found"; a line that is not JSON a "parse error";
 //! wrong params "invalid params". Nothing a client sends can panic the agent.
@@ -342,6 +342,10 @@ struct Turns {
 /// How long after `initialize` the model list waits for a first prompt before it is read
 /// anyway (when no prompt runs).
 const MODELS_IDLE_DELAY: Duration = Duration::from_secs(5);
+
+/// How long no prompt must run before the model list is read (a client that sends its next
+/// prompt at once is not made to wait behind the answer).
+const MODELS_QUIET: Duration = Duration::from_millis(500);
 
 /// Serves the ACP agent for `channel` on `input` / `output` until the client goes away (see
 /// the [crate docs](crate)), then closes every session.
@@ -853,8 +857,8 @@ impl Agent {
         }
     }
 
-    /// Waits for a quiet moment to read the model list: no prompt running, and a first prompt
-    /// ended or [`MODELS_IDLE_DELAY`] passed. Listing starts a CLI of its own (Claude Code: a
+    /// Waits for a quiet moment to read the model list: no prompt running for
+    /// [`MODELS_QUIET`], and a first prompt ended or [`MODELS_IDLE_DELAY`] passed. Listing starts a CLI of its own (Claude Code: a
     /// second `claude` process); started with the session's, the two compete for the CPU and
     /// the first answer comes later. `false`: the agent closed meanwhile.
     async fn quiet_for_models(&self) -> bool {
@@ -865,7 +869,18 @@ impl Agent {
         loop {
             let now = *turns.borrow_and_update();
             if now.running == 0 && (now.ended > 0 || waited) {
-                return true;
+                // Quiet for a moment, not just between two prompts a client sends back to
+                // back: the answer would hold up the next prompt's first chunk.
+                tokio::select! {
+                    changed = turns.changed() => {
+                        if changed.is_err() {
+                            return false;
+                        }
+                        continue;
+                    }
+                    () = tokio::time::sleep(MODELS_QUIET) => return true,
+                    () = self.closing.cancelled() => return false,
+                }
             }
             tokio::select! {
                 changed = turns.changed() => {

@@ -43,7 +43,9 @@ use crate::lines::{LineItem, LineReader};
 use crate::permission::{PermissionRequest, PermissionResponder, Resolution};
 use crate::process::{ChildProcess, CommandSpec, StdinMode, describe_exit};
 use crate::record::RecordedReader;
-use crate::turn::{CloseStdin, Normalizer, ProcessTurn, TurnContext, TurnLimits, interrupted_end};
+use crate::turn::{
+    CloseStdin, DeferredWrite, Normalizer, ProcessTurn, TurnContext, TurnLimits, interrupted_end,
+};
 
 /// What an engine hands back from each callback: events for the client, bytes for the CLI's
 /// stdin, and whether the exchange it was waiting for is over.
@@ -155,6 +157,9 @@ pub struct LineEngine {
     normalizer: Box<dyn Normalizer>,
     responder: Option<Arc<dyn PermissionResponder>>,
     interrupt: Option<Vec<u8>>,
+    /// Still to be written, at the first line that contains its marker.
+    deferred: Option<DeferredWrite>,
+    deferred_written: bool,
 }
 
 impl LineEngine {
@@ -168,7 +173,22 @@ impl LineEngine {
             normalizer,
             responder,
             interrupt,
+            deferred: None,
+            deferred_written: false,
         }
+    }
+
+    /// The same engine, writing `deferred` to stdin at the first stdout line that contains its
+    /// marker (once; before that line is normalized).
+    pub fn with_deferred(mut self, deferred: Option<DeferredWrite>) -> Self {
+        self.deferred = deferred;
+        self
+    }
+
+    /// Whether the deferred write went out (a warm session carries what did not over to its
+    /// next turn).
+    pub fn deferred_written(&self) -> bool {
+        self.deferred_written
     }
 }
 
@@ -177,12 +197,22 @@ impl std::fmt::Debug for LineEngine {
         f.debug_struct("LineEngine")
             .field("responder", &self.responder)
             .field("interrupt", &self.interrupt.is_some())
+            .field("deferred", &self.deferred)
             .finish_non_exhaustive()
     }
 }
 
 impl Engine for LineEngine {
     fn stdout_line(&mut self, line: &str, io: &mut EngineIo) {
+        if self
+            .deferred
+            .as_ref()
+            .is_some_and(|deferred| line.contains(deferred.marker))
+            && let Some(deferred) = self.deferred.take()
+        {
+            io.write(deferred.bytes);
+            self.deferred_written = true;
+        }
         self.normalizer.line(line, io.events());
     }
 
@@ -955,7 +985,8 @@ pub async fn run_once(turn: ProcessTurn, normalizer: Box<dyn Normalizer>, ctx: T
         normalizer,
         turn.responder.clone(),
         turn.interrupt_payload.clone(),
-    );
+    )
+    .with_deferred(turn.deferred.clone());
     run_engine_once(turn, &mut engine, ctx).await;
 }
 
@@ -1058,6 +1089,7 @@ mod tests {
             close_stdin: CloseStdin::AfterPayload,
             interrupt_payload: None,
             responder: None,
+            deferred: None,
         };
         let (tx, mut rx) = mpsc::channel(64);
         let limits = TurnLimits {
@@ -1088,6 +1120,52 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The texts of `events`, joined.
+    fn text(events: &[Event]) -> String {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TextDelta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_deferred_write_waits_for_its_marker_and_goes_out_once() {
+        // The CLI reports what is on its stdin before the marker line (nothing may be), after
+        // it, and whether a second marker line brought a second copy.
+        let script = r#"read -r prompt; echo "{\"text\":\"prompt=$prompt \"}"
+            read -r -t 0.3 early && echo "{\"text\":\"early=$early \"}"
+            echo '{"text":"busy "}'; read -r -t 5 later; echo "{\"text\":\"later=$later \"}"
+            echo '{"text":"busy "}'; read -r -t 0.3 again && echo "{\"text\":\"again=$again \"}"
+            echo '{"done":true}'"#;
+        let mut command = CommandSpec::new("/bin/bash");
+        command.arg("-c").arg(script);
+        command.stdin = StdinMode::Piped;
+        let turn = ProcessTurn {
+            provider: "fake".into(),
+            command,
+            stdin_payload: b"P\n".to_vec(),
+            close_stdin: CloseStdin::AfterTurnEnd,
+            interrupt_payload: None,
+            responder: None,
+            deferred: Some(DeferredWrite {
+                marker: "busy",
+                bytes: b"S\n".to_vec(),
+            }),
+        };
+        let (tx, mut rx) = mpsc::channel(64);
+        let ctx = TurnContext::new(tx, CancellationToken::new(), TurnLimits::default());
+        run_once(turn, Box::<ExitNormalizer>::default(), ctx).await;
+        let mut events = Vec::new();
+        while let Some(event) = rx.recv().await {
+            events.push(event);
+        }
+        assert!(end(&events).success, "{events:?}");
+        assert_eq!(text(&events), "prompt=P busy later=S busy ");
     }
 
     #[tokio::test]

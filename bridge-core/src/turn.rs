@@ -120,6 +120,21 @@ pub struct ProcessTurn {
     pub interrupt_payload: Option<Vec<u8>>,
     /// Answers the CLI's permission requests (stream-json control protocol and the like).
     pub responder: Option<Arc<dyn PermissionResponder>>,
+    /// Bytes for stdin that wait until the CLI is busy with the model (see [`DeferredWrite`]).
+    pub deferred: Option<DeferredWrite>,
+}
+
+/// Bytes for a CLI's stdin that are written once, at its first stdout line containing
+/// `marker`: a request the CLI needs during the turn but would handle before the prompt if it
+/// came at once, delaying the first answer (Claude Code handles a settings request it finds
+/// on stdin at startup before it sends the prompt to the model; written at the first
+/// `stream_event`, the model request is already on its way).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeferredWrite {
+    /// What the line must contain.
+    pub marker: &'static str,
+    /// What is written then.
+    pub bytes: Vec<u8>,
 }
 
 /// Shared inputs of every turn: where events go, cancellation, limits.

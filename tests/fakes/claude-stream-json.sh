@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fake Claude Code CLI (`claude -p --input-format stream-json --output-format stream-json …`)
+# Fake Claude Code CLI (`claude --input-format stream-json --output-format stream-json …`)
 # for tests/faults.rs. It speaks just enough stream-json for the bridge's Claude engine and
 # misbehaves on demand: the scenario (FAKE_SCENARIO) and everything it records (FAKE_DIR) are
 # shared by every engine's fake through lib.sh; this file only says how this engine spells
@@ -58,8 +58,23 @@ emit_retry() {
 }
 read_request() {
   # The request is one stream-json user message line. `head -n 1` is fast for a 10 MiB line
-  # (dash's `read` goes byte by byte).
-  head -n 1 > "$FAKE_DIR/request"
+  # (dash's `read` goes byte by byte), but may swallow what follows the line in the pipe: only
+  # the first request, which nothing follows, is read with it. Later ones (a warm process's
+  # next turns) are read a line at a time, skipping the control requests the bridge sends
+  # between messages (its plan-mode settings), which Claude Code answers apart from turns.
+  if [ -z "${READ_BEFORE:-}" ]; then
+    READ_BEFORE=1
+    head -n 1 > "$FAKE_DIR/request"
+    return
+  fi
+  while IFS= read -r line; do
+    case "$line" in
+      '{"type":"control_request"'*) continue ;;
+    esac
+    printf '%s\n' "$line" > "$FAKE_DIR/request"
+    return
+  done
+  : > "$FAKE_DIR/request"
 }
 is_interrupt() {
   case "$1" in

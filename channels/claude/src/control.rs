@@ -2,7 +2,7 @@
 //! them: `getContextUsage` (`get_context_usage`), `getUsage` (`get_usage`) and `rewindFiles`
 //! (`rewind_files`), besides the model list's `initialize` ([`crate::models`]).
 //!
-//! The bridge starts `claude -p --input-format stream-json --output-format stream-json
+//! The bridge starts `claude --input-format stream-json --output-format stream-json
 //! --verbose [--resume <sessionId>] [--model <m>]` in the conversation's cwd, writes the control
 //! request and closes stdin. Claude Code answers with a `control_response` carrying the request
 //! id and exits; no model turn runs. A resumed session that does not exist makes it print why

@@ -3,7 +3,7 @@
 //! How it launches the CLI (facts: `shared/reference/real-clis-anthropic-gemini.md` §2):
 //!
 //! ```text
-//! claude -p --input-format stream-json --output-format stream-json --verbose
+//! claude --input-format stream-json --output-format stream-json --verbose
 //!        --include-partial-messages --permission-prompt-tool stdio
 //!        [--resume <sessionId>] [--model <m>]
 //!        --permission-mode <mapped> [--effort <level>] [--append-system-prompt <agentPrompt>]
@@ -49,7 +49,7 @@ use bridge_core::channel::Channel;
 use bridge_core::event::Event;
 use bridge_core::process::{CommandSpec, PrivateFile, StdinMode};
 use bridge_core::request::{McpServer, McpTransport, Request};
-use bridge_core::turn::{CloseStdin, ProcessTurn, TurnContext};
+use bridge_core::turn::{CloseStdin, DeferredWrite, ProcessTurn, TurnContext};
 use bridge_one_shot::{BuildError, OneShot, OneShotChannel, OneShotTurn, set_endpoint_env};
 use futures_util::future::BoxFuture;
 use permission_mapper::{RequestedMode, claude as claude_mode};
@@ -202,13 +202,15 @@ pub fn build_turn(
         close_stdin: CloseStdin::AfterTurnEnd,
         interrupt_payload: Some(INTERRUPT_REQUEST.as_bytes().to_vec()),
         responder: Some(std::sync::Arc::new(approvals::ClaudeResponder::new(mode))),
+        deferred: Some(no_auto_mode_in_plan()),
     };
     Ok((turn, warnings))
 }
 
-/// The flags that make `claude -p` speak stream-json on stdin and stdout.
-pub const STREAM_JSON_ARGS: [&str; 6] = [
-    "-p",
+/// The flags that make `claude` speak stream-json on stdin and stdout. Without `-p`, as the
+/// Agent SDK launches it: piped stdout already makes Claude Code non-interactive, and with
+/// `-p` (2.1.197) its first answer came about 85 ms later (`scripts/bench-acp.sh`).
+pub const STREAM_JSON_ARGS: [&str; 5] = [
     "--input-format",
     "stream-json",
     "--output-format",
@@ -216,14 +218,26 @@ pub const STREAM_JSON_ARGS: [&str; 6] = [
     "--verbose",
 ];
 
-/// Settings given on every launch (`--settings`, Claude Code's highest user-level layer).
-/// Entering plan mode live (`set_permission_mode`) makes Claude Code turn on "auto mode during
-/// plan", whose classifier approves commands without asking; plan given as the launch flag
-/// never does. Off, plan is read-only however it was entered, and its requests reach the
-/// bridge's plan policy.
-pub const NO_AUTO_MODE_IN_PLAN: &str = r#"{"useAutoModeDuringPlan":false}"#;
+/// The control request that turns off Claude Code's "auto mode during plan" in its flag
+/// settings layer. Entering plan mode live (`set_permission_mode`, or the model's own
+/// `EnterPlanMode`) turns that mode on where auto mode is available, and its classifier then
+/// approves commands without asking; plan given as the launch flag never does. Off, plan is
+/// read-only however it was entered, and its requests reach the bridge's plan policy.
+///
+/// Sent as a stdin request rather than as `--settings` at launch, which made the first answer
+/// about 40 ms later; written at the turn's first `stream_event` ([`no_auto_mode_in_plan`]),
+/// when the model request is already out and before any tool can enter plan mode.
+pub const NO_AUTO_MODE_IN_PLAN_REQUEST: &str = "{\"type\":\"control_request\",\"request_id\":\"bridge-no-auto-plan\",\"request\":{\"subtype\":\"apply_flag_settings\",\"settings\":{\"useAutoModeDuringPlan\":false}}}\n";
 
-/// The `claude -p` stream-json command for `request` (flags, environment, working directory;
+/// [`NO_AUTO_MODE_IN_PLAN_REQUEST`], written at the first `stream_event` line of a turn.
+pub fn no_auto_mode_in_plan() -> DeferredWrite {
+    DeferredWrite {
+        marker: "\"type\":\"stream_event\"",
+        bytes: NO_AUTO_MODE_IN_PLAN_REQUEST.as_bytes().to_vec(),
+    }
+}
+
+/// The `claude` stream-json command for `request` (flags, environment, working directory;
 /// stdin piped), plus warnings about what could not be honoured exactly. The prompt is not in
 /// it: it goes to stdin ([`user_message`]), once per turn.
 pub fn build_command(program: PathBuf, request: &Request) -> (CommandSpec, Vec<Event>) {
@@ -236,8 +250,6 @@ pub fn build_command(program: PathBuf, request: &Request) -> (CommandSpec, Vec<E
         "--include-partial-messages",
         "--permission-prompt-tool",
         "stdio",
-        "--settings",
-        NO_AUTO_MODE_IN_PLAN,
     ] {
         command.arg(arg);
     }
@@ -310,7 +322,7 @@ pub fn build_command(program: PathBuf, request: &Request) -> (CommandSpec, Vec<E
     (command, warnings)
 }
 
-/// How the bridge runs `claude -p` for a turn: bridge-one-shot's process-per-turn engine (locate
+/// How the bridge runs `claude` for a turn: bridge-one-shot's process-per-turn engine (locate
 /// the CLI, check its version from the cache `bridge system status` keeps, build the turn, run
 /// it) with [`build_turn`] and a [`ClaudeNormalizer`].
 pub const ONE_SHOT: OneShot = OneShot::new(PROBE, build_one_shot);

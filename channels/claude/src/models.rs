@@ -1,6 +1,6 @@
 //! `listModels` for Claude Code: the model list of its stream-json `initialize` control reply.
 //!
-//! The bridge starts `claude -p --input-format stream-json --output-format stream-json
+//! The bridge starts `claude --input-format stream-json --output-format stream-json
 //! --verbose`, writes one `initialize` control request and closes stdin; Claude Code answers
 //! with a `control_response` whose `models` entries (`value`, `displayName`, `description`)
 //! are what its own model picker offers, and exits. No model request is made. The entry whose

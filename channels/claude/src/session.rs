@@ -1,4 +1,4 @@
-//! A warm Claude Code conversation: one `claude -p --input-format stream-json …` process for
+//! A warm Claude Code conversation: one `claude --input-format stream-json …` process for
 //! the whole session, on Anthropic's endpoint or on a relay's ([`ClaudeConversation::relay`]).
 //!
 //! Each turn writes one stream-json user message and ends at that turn's `result` (every turn
@@ -57,6 +57,9 @@ pub struct ClaudeConversation {
     /// A process of this conversation has been started before (a restart, not the first
     /// launch: only then may a missing transcript be the CLI's loss rather than a wrong id).
     launched: bool,
+    /// The running process got [`crate::NO_AUTO_MODE_IN_PLAN_REQUEST`] (each turn offers it
+    /// until one streams; a live switch to plan sends it first if none has).
+    auto_plan_off: bool,
     control_id: u64,
     /// What the running process has spent so far: its `result.total_cost_usd` is a running
     /// total for the process, not the turn's cost.
@@ -210,6 +213,19 @@ impl ClaudeConversation {
             .await;
             return false;
         }
+        let to_plan = claude_mode::to_provider(wanted.mode) == claude_mode::ClaudeMode::Plan;
+        if running.mode != wanted.mode && to_plan && !self.auto_plan_off {
+            let settings = json!({"subtype": "apply_flag_settings",
+                                  "settings": {"useAutoModeDuringPlan": false}});
+            if let Err(why) = self.control(ctx, settings).await {
+                ctx.emit(Event::status(format!(
+                    "Claude Code did not take the plan-mode settings live ({why}); restarting it with --resume"
+                )))
+                .await;
+                return false;
+            }
+            self.auto_plan_off = true;
+        }
         if running.mode != wanted.mode {
             let mode = claude_mode::to_provider(wanted.mode).as_str();
             let request = json!({"subtype": "set_permission_mode", "mode": mode});
@@ -296,6 +312,7 @@ impl ClaudeConversation {
         }
         self.process = Some(Process::spawn(self.provider(), &command, ctx)?);
         self.launched = true;
+        self.auto_plan_off = false;
         // A new process starts its running total at zero.
         if let Ok(mut spent) = self.spent_usd.lock() {
             *spent = 0.0;
@@ -363,10 +380,12 @@ impl ClaudeConversation {
             Box::new(normalizer),
             Some(Arc::new(responder)),
             Some(INTERRUPT_REQUEST.as_bytes().to_vec()),
-        );
+        )
+        .with_deferred((!self.auto_plan_off).then(crate::no_auto_mode_in_plan));
         process
             .run_turn(&mut engine, &ctx, message.into_bytes(), Lifetime::Warm)
             .await;
+        self.auto_plan_off |= engine.deferred_written();
         if let Some(id) = engine.session_id() {
             self.session_id = Some(id);
         }

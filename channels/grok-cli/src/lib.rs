@@ -216,6 +216,7 @@ pub fn build_turn(
         close_stdin: CloseStdin::AfterPayload,
         interrupt_payload: None,
         responder: None,
+        deferred: None,
     };
     Ok((turn, warnings))
 }

@@ -1,6 +1,6 @@
 //! The one-shot engine: a CLI run once per turn that prints one JSON event per line (pi,
 //! oh-my-pi, the community Grok CLI, and the one-shot JSON print modes of qwen, copilot, gemini,
-//! opencode and kimi, which are those providers' `json` transport; also `claude -p`).
+//! opencode and kimi, which are those providers' `json` transport; also `claude` stream-json).
 //!
 //! A provider declares a [`OneShot`]: where its CLI is ([`sdk_probe::ProbeSpec`], or its own
 //! lookup) and how to build a turn ([`OneShot::build`]: argv, env, stdin, and the pure
@@ -57,6 +57,7 @@
 //!         close_stdin: CloseStdin::AfterPayload,
 //!         interrupt_payload: None,
 //!         responder: None,
+//!         deferred: None,
 //!     };
 //!     Ok(OneShotTurn::new(turn, Box::new(Lines)))
 //! }
@@ -173,6 +174,7 @@ pub fn stdin_prompt_turn(provider: &str, mut command: CommandSpec, payload: Stri
         close_stdin: CloseStdin::AfterPayload,
         interrupt_payload: None,
         responder: None,
+        deferred: None,
     }
 }
 
