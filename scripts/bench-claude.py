@@ -7,9 +7,9 @@ the two variants so machine noise hits both alike, and reports medians and ratio
 * time to first content delta (direct: first `text_delta` stream event; bridge: first
   `[CONTENT_DELTA]` line),
 * total wall time until the process exits,
-* a third variant, the CLI run directly with stdin kept open until its result (what the Agent
-  SDK and the bridge do, so approvals and interrupts can be sent): Claude Code itself starts
-  about 60 ms later when its stream-json stdin stays open,
+* a third variant, the CLI run directly as the bridge launches it: without `-p` and with stdin
+  kept open until its result (what the Agent SDK does too, so approvals and interrupts can be
+  sent; with stdin closed after the prompt Claude Code needs `-p`, which answers later),
 * peak RSS of the bridge process itself (VmHWM of the bridge pid, sampled until it exits;
   the CLI child is not counted).
 """
@@ -40,7 +40,10 @@ def run(argv, stdin_bytes, is_first_content, home, sample_rss, keep_stdin_open=F
 def direct(home, keep_open=False):
     msg = json.dumps({"type": "user", "message": {"role": "user", "content": PROMPT},
                       "parent_tool_use_id": None, "session_id": ""}) + "\n"
-    argv = [CLAUDE, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+    # With stdin closed after the message Claude Code needs `-p` (without it, EOF ends it before
+    # it answers); kept open, it runs as the Agent SDK and the bridge launch it, without `-p`.
+    print_flag = [] if keep_open else ["-p"]
+    argv = [CLAUDE, *print_flag, "--input-format", "stream-json", "--output-format", "stream-json",
             "--verbose", "--include-partial-messages", "--permission-prompt-tool", "stdio"]
     return run(argv, msg.encode(), lambda l: b'"text_delta"' in l, home, False, keep_open)
 

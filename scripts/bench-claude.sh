@@ -14,11 +14,13 @@ export PATH="$BRIDGE_CLI_PATH:$PATH"
 cargo build --release --quiet --bin bridge -p bridge --bin mock-llm -p mock-llm 2>/dev/null \
   || cargo build --release --quiet -p bridge -p mock-llm
 CLAUDE="$(command -v claude)"
-exec tests/netns-run env RUNS="$RUNS" bash -c '
+# The build goes where cargo puts it (CARGO_TARGET_DIR, else ./target).
+export TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
+exec tests/netns-run env RUNS="$RUNS" TARGET="$TARGET" bash -c '
   set -euo pipefail
-  target/release/mock-llm --port 18123 > /tmp/bench-mock.$$ 2>&1 &
+  "$TARGET/release/mock-llm" --port 18123 > /tmp/bench-mock.$$ 2>&1 &
   MOCK=$!
   trap "kill $MOCK 2>/dev/null" EXIT
   for _ in $(seq 50); do grep -q listening /tmp/bench-mock.$$ 2>/dev/null && break; sleep 0.1; done
-  python3 scripts/bench-claude.py "$PWD/target/release/bridge" "$1" http://127.0.0.1:18123
+  python3 scripts/bench-claude.py "$TARGET/release/bridge" "$1" http://127.0.0.1:18123
 ' bench "$CLAUDE"

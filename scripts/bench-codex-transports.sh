@@ -13,11 +13,13 @@ CACHE="${BRIDGE_CLI_CACHE:-$HOME/.cache/bridge-clis}"
 . "$CACHE/path.env"
 export PATH="$BRIDGE_CLI_PATH:$PATH"
 cargo build --release --quiet -p bridge --bin bridge -p mock-llm --bin mock-llm
-exec tests/netns-run env RUNS="$RUNS" bash -c '
+# The build goes where cargo puts it (CARGO_TARGET_DIR, else ./target).
+export TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
+exec tests/netns-run env RUNS="$RUNS" TARGET="$TARGET" bash -c '
   set -euo pipefail
-  target/release/mock-llm --port 18126 > /tmp/bench-mock.$$ 2>&1 &
+  "$TARGET/release/mock-llm" --port 18126 > /tmp/bench-mock.$$ 2>&1 &
   MOCK=$!
   trap "kill $MOCK 2>/dev/null" EXIT
   for _ in $(seq 50); do grep -q listening /tmp/bench-mock.$$ 2>/dev/null && break; sleep 0.1; done
-  python3 scripts/bench-codex-transports.py "$PWD/target/release/bridge" http://127.0.0.1:18126/v1
+  python3 scripts/bench-codex-transports.py "$TARGET/release/bridge" http://127.0.0.1:18126/v1
 '

@@ -13,7 +13,7 @@ and total time, and the ratios:
 * cold: `bridge <p> send --format jsonl` with the `sessionId` of a first send; the second send
   process is timed until it exits (first content: its first `text_delta` event),
 * bare warm (claude only, the limit): the CLI itself kept warm by the minimal driver below
-  (`claude -p` stream-json, stdin open), turn 2 timed from writing its user line to its
+  (`claude` stream-json as the bridge launches it, stdin open), turn 2 timed from writing its user line to its
   `result` line (first content: the first line with `"text_delta"`),
 
 * daemon (claude only): `bridge daemon`, turn 2 as a `claude.send` request with the `sessionId`
@@ -38,7 +38,7 @@ FIRST = "MOCK:text first turn"
 SECOND = "MOCK:recall second turn"
 LONG_TURNS = 20
 TURN_TIMEOUT = 120  # seconds a run may take before the benchmark gives up (a turn that never ends)
-CLAUDE_ARGV = [CLAUDE, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+CLAUDE_ARGV = [CLAUDE, "--input-format", "stream-json", "--output-format", "stream-json",
                "--verbose", "--include-partial-messages", "--permission-prompt-tool", "stdio"]
 
 

@@ -128,13 +128,10 @@ pub(crate) enum FormatArg {
     Text,
 }
 
-/// The async runtime of a command (two workers: the machines are small), or the failure
-/// line that says why there is none.
+/// The async runtime of a command ([`bridge::async_runtime`]), or the failure line that says
+/// why there is none.
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
+    bridge::async_runtime()
         .map_err(|error| fail_line(&format!("cannot start the async runtime: {error}")))
 }
 

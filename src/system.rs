@@ -199,11 +199,7 @@ pub fn run(command: Option<&str>, json: bool) -> ExitCode {
         diag(&format!("system commands: {}", COMMANDS.join(", ")));
         return fail(&format!("Unknown System command: {command}"));
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::async_runtime() {
         Ok(runtime) => runtime,
         Err(error) => return fail(&format!("cannot start the async runtime: {error}")),
     };
