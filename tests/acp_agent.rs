@@ -923,16 +923,23 @@ impl Raw {
         (raw, init)
     }
 
-    /// The answer to request `id`, failing if the client is asked for a permission meanwhile
-    /// (what the permission mode must decide by itself).
-    fn answer_unasked(&self, id: u64) -> Value {
-        self.until(|m| {
+    /// Prompts `text` as request `id` and checks that the permission mode refused its tool by
+    /// itself: the client is never asked, the turn ends `end_turn`, and `file` (what the tool
+    /// would have made in the sandbox's work directory) does not exist.
+    fn prompt_refused_unasked(&mut self, id: u32, text: &str, sandbox: &Sandbox, file: &str) {
+        self.prompt(id, text);
+        let end = self.until(|m| {
             assert_ne!(
                 m["method"], "session/request_permission",
                 "the permission mode asked: {m}"
             );
             m["id"] == id
-        })
+        });
+        assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+        assert!(
+            !sandbox.work().join(file).exists(),
+            "the permission mode let {text:?} make {file}"
+        );
     }
 
     /// `session/new` (request id 1) in `cwd` with `mcp_servers`: the session of later requests.
@@ -1123,22 +1130,15 @@ fn an_unanswered_approval_and_a_policy_denial_are_rejections_not_cancellations()
 
     raw.request(3, "session/set_mode", json!({"modeId": "plan"}));
     assert_eq!(raw.answer(3).0["result"], json!({}));
-    raw.prompt(4, "MOCK:write create the file");
-    // Plan mode decides: the client is never asked.
-    let end = raw.answer_unasked(4);
-    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
-    assert!(
-        !sandbox.work().join("mock-written.txt").exists(),
-        "plan mode let the write through"
+    // Plan mode decides: the client is never asked, the write does not happen.
+    raw.prompt_refused_unasked(
+        4,
+        "MOCK:write create the file",
+        &sandbox,
+        "mock-written.txt",
     );
     // A command too: plan mode runs nothing.
-    raw.prompt(5, "MOCK:danger make a file");
-    let end = raw.answer_unasked(5);
-    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
-    assert!(
-        !sandbox.work().join("mock-created.txt").exists(),
-        "plan mode let the command run"
-    );
+    raw.prompt_refused_unasked(5, "MOCK:danger make a file", &sandbox, "mock-created.txt");
     raw.close(&sandbox);
 }
 
@@ -1152,13 +1152,7 @@ fn plan_chosen_before_the_first_prompt_runs_no_command() {
     let mut raw = Raw::start(&sandbox, &mock, &[]);
     raw.request(2, "session/set_mode", json!({"modeId": "plan"}));
     assert_eq!(raw.answer(2).0["result"], json!({}));
-    raw.prompt(3, "MOCK:danger make a file");
-    let end = raw.answer_unasked(3);
-    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
-    assert!(
-        !sandbox.work().join("mock-created.txt").exists(),
-        "plan mode let the command run"
-    );
+    raw.prompt_refused_unasked(3, "MOCK:danger make a file", &sandbox, "mock-created.txt");
     raw.close(&sandbox);
 }
 

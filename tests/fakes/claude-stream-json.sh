@@ -69,7 +69,7 @@ read_request() {
   fi
   while IFS= read -r line; do
     case "$line" in
-      '{"type":"control_request"'*) continue ;;
+      *'"type":"control_request"'*) continue ;;
     esac
     printf '%s\n' "$line" > "$FAKE_DIR/request"
     return

@@ -218,22 +218,28 @@ pub const STREAM_JSON_ARGS: [&str; 5] = [
     "--verbose",
 ];
 
-/// The control request that turns off Claude Code's "auto mode during plan" in its flag
-/// settings layer. Entering plan mode live (`set_permission_mode`, or the model's own
-/// `EnterPlanMode`) turns that mode on where auto mode is available, and its classifier then
-/// approves commands without asking; plan given as the launch flag never does. Off, plan is
-/// read-only however it was entered, and its requests reach the bridge's plan policy.
+/// The control request (its `request` object) that turns off Claude Code's "auto mode during
+/// plan" in its flag settings layer. Entering plan mode live (`set_permission_mode`, or the
+/// model's own `EnterPlanMode`) turns that mode on where auto mode is available, and its
+/// classifier then approves commands without asking; plan given as the launch flag never does.
+/// Off, plan is read-only however it was entered, and its requests reach the bridge's plan
+/// policy.
 ///
 /// Sent as a stdin request rather than as `--settings` at launch, which made the first answer
 /// about 40 ms later; written at the turn's first `stream_event` ([`no_auto_mode_in_plan`]),
 /// when the model request is already out and before any tool can enter plan mode.
-pub const NO_AUTO_MODE_IN_PLAN_REQUEST: &str = "{\"type\":\"control_request\",\"request_id\":\"bridge-no-auto-plan\",\"request\":{\"subtype\":\"apply_flag_settings\",\"settings\":{\"useAutoModeDuringPlan\":false}}}\n";
+pub fn no_auto_mode_in_plan_request() -> Value {
+    json!({"subtype": "apply_flag_settings", "settings": {"useAutoModeDuringPlan": false}})
+}
 
-/// [`NO_AUTO_MODE_IN_PLAN_REQUEST`], written at the first `stream_event` line of a turn.
+/// [`no_auto_mode_in_plan_request`] as a stdin line, written at the first `stream_event` line
+/// of a turn (its answer, a `control_response`, is not waited for).
 pub fn no_auto_mode_in_plan() -> DeferredWrite {
+    let line = json!({"type": "control_request", "request_id": "bridge-no-auto-plan",
+                      "request": no_auto_mode_in_plan_request()});
     DeferredWrite {
         marker: "\"type\":\"stream_event\"",
-        bytes: NO_AUTO_MODE_IN_PLAN_REQUEST.as_bytes().to_vec(),
+        bytes: format!("{line}\n").into_bytes(),
     }
 }
 

@@ -57,7 +57,7 @@ pub struct ClaudeConversation {
     /// A process of this conversation has been started before (a restart, not the first
     /// launch: only then may a missing transcript be the CLI's loss rather than a wrong id).
     launched: bool,
-    /// The running process got [`crate::NO_AUTO_MODE_IN_PLAN_REQUEST`] (each turn offers it
+    /// The running process got [`crate::no_auto_mode_in_plan_request`] (each turn offers it
     /// until one streams; a live switch to plan sends it first if none has).
     auto_plan_off: bool,
     control_id: u64,
@@ -215,9 +215,10 @@ impl ClaudeConversation {
         }
         let to_plan = claude_mode::to_provider(wanted.mode) == claude_mode::ClaudeMode::Plan;
         if running.mode != wanted.mode && to_plan && !self.auto_plan_off {
-            let settings = json!({"subtype": "apply_flag_settings",
-                                  "settings": {"useAutoModeDuringPlan": false}});
-            if let Err(why) = self.control(ctx, settings).await {
+            if let Err(why) = self
+                .control(ctx, crate::no_auto_mode_in_plan_request())
+                .await
+            {
                 ctx.emit(Event::status(format!(
                     "Claude Code did not take the plan-mode settings live ({why}); restarting it with --resume"
                 )))
