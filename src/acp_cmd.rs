@@ -95,8 +95,7 @@ fn profile(channel: &dyn bridge::core::Channel, map_kept: bool) -> ProviderProfi
         list_sessions: map_kept
             && bridge::core::query::find(channel, "getSession").is_some()
             && bridge::core::query::find(channel, "listSessions").is_some(),
-        // Claude Code's stream-json takes image blocks (the attachments of `send`).
-        image: channel.id() == "claude",
+        image: channel.takes_images(),
         embedded_context: true,
     }
 }

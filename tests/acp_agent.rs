@@ -825,6 +825,7 @@ fn the_official_sdk_client_validates_every_message_of_a_session() {
         json!(["default", "acceptEdits", "plan", "bypassPermissions"])
     );
     assert_eq!(report["unknownModeError"], -32602);
+    assert_eq!(report["closedSessionError"], -32602, "{report:#}");
     assert_eq!(
         report["stopReasons"],
         json!(["end_turn", "end_turn", "cancelled"]),
@@ -1381,6 +1382,9 @@ fn an_mcp_server_of_session_new_reaches_codex_and_codex_lists_its_tools() {
 
 /// An `image` block of a prompt reaches the model as an image block (Claude, which advertises
 /// `promptCapabilities.image`).
+/// A 1×1 PNG, base64.
+const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
 #[test]
 fn an_image_prompt_reaches_the_model_as_an_image_block() {
     let mock = Mock::start();
@@ -1390,8 +1394,7 @@ fn an_image_prompt_reaches_the_model_as_an_image_block() {
         init["result"]["agentCapabilities"]["promptCapabilities"]["image"], true,
         "{init}"
     );
-    // A 1×1 PNG.
-    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let png = PNG_1X1;
     raw.request(
         2,
         "session/prompt",
@@ -1546,6 +1549,118 @@ fn a_flood_of_input_is_answered_line_by_line_and_the_agent_goes_on() {
     raw.prompt(2, "MOCK:text after the flood");
     let (end, text) = raw.answer(2);
     assert_eq!(end["result"]["stopReason"], "end_turn");
+    assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
+    raw.close(&sandbox);
+}
+
+/// An image block of a prompt reaches Codex's model as an `input_image` (the app-server's
+/// `localImage` input), so `bridge acp codex` advertises `promptCapabilities.image` too.
+#[test]
+fn an_image_prompt_reaches_codex_as_an_input_image() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let acpx = codex_acpx(&sandbox, &mock);
+    let (mut raw, init) = Raw::spawn(&mut bridge_acp_codex(&acpx), &sandbox, json!([]));
+    assert_eq!(
+        init["result"]["agentCapabilities"]["promptCapabilities"]["image"], true,
+        "{init}"
+    );
+    raw.request(
+        2,
+        "session/prompt",
+        json!({"prompt": [
+            {"type": "image", "mimeType": "image/png", "data": PNG_1X1},
+            {"type": "text", "text": "MOCK:text what is this"}
+        ]}),
+    );
+    let (answer, text) = raw.answer(2);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
+    let request = mock.model_requests().pop().expect("a model request");
+    let user_blocks: Vec<&Value> = request.body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["role"] == "user")
+        .flat_map(|item| item["content"].as_array().into_iter().flatten())
+        .collect();
+    let images: Vec<&str> = user_blocks
+        .iter()
+        .filter(|b| b["type"] == "input_image")
+        .filter_map(|b| b["image_url"].as_str())
+        .collect();
+    assert_eq!(images.len(), 1, "{user_blocks:#?}");
+    assert!(
+        images[0].starts_with("data:image/png;base64,"),
+        "{}",
+        images[0]
+    );
+    assert!(
+        user_blocks
+            .iter()
+            .any(|b| b["text"].as_str() == Some("MOCK:text what is this")),
+        "the text goes with the image: {user_blocks:#?}"
+    );
+    raw.close(&sandbox);
+}
+
+/// `session/close` (advertised as `sessionCapabilities.close`) cancels the session's running
+/// prompt (which answers `cancelled`) and answers once the session's CLI is gone; the session
+/// is unknown afterwards, and the connection goes on with a new one.
+#[test]
+fn session_close_cancels_its_prompt_ends_its_cli_and_forgets_it() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let (mut raw, init) = Raw::start_with(&sandbox, &mock, &[], json!([]));
+    assert_eq!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]["close"],
+        json!({}),
+        "{init}"
+    );
+    raw.prompt(2, "MOCK:text hello");
+    assert_eq!(raw.answer(2).0["result"]["stopReason"], "end_turn");
+    let clis = clis_in(&sandbox.work());
+    assert_eq!(clis.len(), 1, "{:?}", processes_in(&sandbox.work()));
+
+    raw.prompt(3, "MOCK:slow");
+    raw.until(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk");
+    raw.request(4, "session/close", json!({}));
+    let (mut cancelled, mut closed) = (None, None);
+    while cancelled.is_none() || closed.is_none() {
+        let m = raw.until(|m| m.get("method").is_none() && (m["id"] == 3 || m["id"] == 4));
+        if m["id"] == 3 {
+            cancelled = Some(m);
+        } else {
+            // The CLI is gone by the time the close is answered.
+            assert!(
+                !Path::new("/proc").join(&clis[0]).exists(),
+                "the session's CLI {} still runs after session/close answered",
+                clis[0]
+            );
+            closed = Some(m);
+        }
+    }
+    let (cancelled, closed) = (cancelled.unwrap(), closed.unwrap());
+    assert_eq!(
+        cancelled["result"]["stopReason"], "cancelled",
+        "{cancelled}"
+    );
+    assert_eq!(closed["result"], json!({}), "{closed}");
+    assert!(clis_in(&sandbox.work()).is_empty());
+
+    raw.prompt(5, "MOCK:text again");
+    let refused = raw.until(|m| m["id"] == 5);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("unknown session"), "{refused}");
+    raw.request(6, "session/close", json!({}));
+    let refused = raw.until(|m| m["id"] == 6);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+    raw.open(&sandbox.work(), json!([]));
+    raw.prompt(7, "MOCK:text hi");
+    let (answer, text) = raw.answer(7);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
     raw.close(&sandbox);
 }

@@ -4,7 +4,8 @@
 // Usage: node acp_conformance.mjs <sdk prefix> <cwd> <agent command...>
 //
 // Runs the handshake, a text turn, a mode change, a turn with an approval (allowed), and a
-// cancelled turn; checks every message the agent sends against the SDK's zod schemas; prints
+// cancelled turn, then closes the session (session/close); checks every message the agent
+// sends against the SDK's zod schemas; prints
 // one JSON report on stdout. Run by tests/acp_agent.rs, which makes the assertions.
 
 import { spawn } from "node:child_process";
@@ -115,6 +116,15 @@ try {
   await connection.cancel({ sessionId: id });
   await slow;
   report.cancelledChunks = text.split(" ").filter(Boolean).length;
+
+  // session/close ends the session: a prompt naming it afterwards is refused.
+  check("zCloseSessionResponse", (await connection.closeSession({ sessionId: id })) ?? {});
+  try {
+    await connection.prompt({ sessionId: id, prompt: [{ type: "text", text: "MOCK:text hi" }] });
+    report.failures.push("a closed session took a prompt");
+  } catch (error) {
+    report.closedSessionError = error.code ?? String(error);
+  }
 } catch (error) {
   report.failures.push(`error: ${error?.message ?? JSON.stringify(error)}`);
 }

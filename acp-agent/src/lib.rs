@@ -22,6 +22,7 @@
 //! | `session/list` | where [`ProviderProfile::list_sessions`]: the provider's conversations (its `listSessions` query), newest first, filtered by `cwd`, under the ACP id a client opened each with where the session map knows it, [`LIST_PAGE`] a page (`nextCursor`: the index of the next one) |
 //! | `session/prompt` | one turn; text, resource links and embedded text resources are sent as the message, images (where [`ProviderProfile::image`]) as its attachments; the turn ends with a `usage_update` where the context window is known ([`encode`]) |
 //! | `session/cancel` | interrupts the running turn (its prompt answers `cancelled`) |
+//! | `session/close` | forgets the session (requests naming it are refused), cancels its running prompt (which answers `cancelled`) and answers once its CLI is closed (graceful close, then the group kill); the session map keeps the pairing, so a later `session/load` can reopen it |
 //! | `session/set_mode` | [`Session::set_permission_mode`]: live where the CLI can change it |
 //! | `session/set_config_option` | `model` ([`Session::set_model`]): the prestarted session's CLI's own list where it can tell ([`Inquiry::Models`]), else the provider's `listModels`, read once after `initialize` when no prompt has run for 0.5 s (after the first prompt, or 5 s without one: listing starts a CLI of its own, which would slow the session's start); sessions opened before it came get a `config_option_update` |
 //!
@@ -40,8 +41,8 @@
 //! tests check every message against the official TypeScript SDK's schemas.
 //!
 //! `session/list`, `usage_update` and `mcpServers` are in the stable v1 schema (no `unstable_*`
-//! feature of the schema crate is needed); `session/list`'s `archived` filter, session titles
-//! and `session/close` are not implemented (the first two are unstable features).
+//! feature of the schema crate is needed), and so is `session/close`; `session/list`'s
+//! `archived` filter and session titles (unstable features) are not implemented.
 //!
 //! Where each works: `session/load` and `session/list` for Claude (its session files) and
 //! Codex (its rollout files; the thread resumes with the app-server's `thread/resume`);
@@ -49,7 +50,8 @@
 //! app-server's `model_context_window`) and ACP agents that send their own; `mcpServers` for
 //! Claude (`--mcp-config`: stdio, HTTP, SSE), Codex's app-server (the thread's `config`,
 //! `mcp_servers.<name>`: stdio and HTTP) and the ACP providers (forwarded in their own
-//! `session/new`: stdio); images for Claude (stream-json image blocks).
+//! `session/new`: stdio); images where [`Channel::takes_images`]: Claude (stream-json image
+//! blocks) and Codex (`localImage` inputs).
 //!
 //! # Process hygiene
 //!
@@ -299,6 +301,8 @@ struct AcpSession {
     mode: Mutex<String>,
     /// The running prompt's interrupt.
     running: Mutex<Option<CancellationToken>>,
+    /// `session/close` took it: a prompt that got it before starts cancelled.
+    closed: AtomicBool,
     /// A turn ran (later ones inherit its settings).
     started: AtomicBool,
     /// The model of its turns (`None`: the CLI's default); `session/set_config_option` changes it.
@@ -487,6 +491,23 @@ impl Agent {
             }
             "session/set_mode" => self.set_mode(&params),
             "session/set_config_option" => self.set_config_option(&params),
+            "session/close" => match self.close_session(&params) {
+                // Answered once the CLI is gone; the connection goes on meanwhile.
+                Ok(session) => {
+                    let out = self.out.clone();
+                    self.tasks.spawn(async move {
+                        session.session.close().await;
+                        out.respond(
+                            &id,
+                            to_value(acp::CloseSessionResponse::new())
+                                .map_err(|e| (e.code(), e.to_string())),
+                        )
+                        .await;
+                    });
+                    return;
+                }
+                Err(error) => Err(error),
+            },
             "session/prompt" => {
                 // Runs concurrently: the connection stays responsive (cancel, approvals).
                 let agent = Arc::clone(&self);
@@ -528,7 +549,8 @@ impl Agent {
         }
         let profile = self.options.profile;
         let name = self.channel.display_name();
-        let mut sessions = acp::SessionCapabilities::new();
+        let mut sessions =
+            acp::SessionCapabilities::new().close(acp::SessionCloseCapabilities::new());
         if profile.load_session {
             sessions = sessions.resume(acp::SessionResumeCapabilities::new());
         }
@@ -561,6 +583,27 @@ impl Agent {
                 .title(format!("{name} (bridge)")),
             );
         to_value(response)
+    }
+
+    /// `session/close`: the session is forgotten (later requests naming it are refused) and
+    /// its running prompt cancelled (it answers `cancelled`); the caller closes its CLI.
+    fn close_session(&self, params: &Value) -> Result<Arc<AcpSession>, RequestError> {
+        let request: acp::CloseSessionRequest = serde_json::from_value(params.clone())
+            .map_err(|e| RequestError::Params(e.to_string()))?;
+        let id = request.session_id.0.to_string();
+        let session = self
+            .sessions
+            .lock()
+            .ok()
+            .and_then(|mut sessions| sessions.remove(&id))
+            .ok_or(RequestError::UnknownSession(id))?;
+        session.closed.store(true, Ordering::SeqCst);
+        if let Ok(running) = session.running.lock()
+            && let Some(token) = running.as_ref()
+        {
+            token.cancel();
+        }
+        Ok(session)
     }
 
     fn new_session(&self, params: &Value) -> Result<Value, RequestError> {
@@ -653,6 +696,7 @@ impl Agent {
             cwd,
             mode: Mutex::new("default".to_string()),
             running: Mutex::new(None),
+            closed: AtomicBool::new(false),
             started: AtomicBool::new(false),
             model: Mutex::new(self.options.model.clone()),
             recorded: Mutex::new(resume.clone()),
@@ -1062,6 +1106,9 @@ impl Agent {
         let cancel = CancellationToken::new();
         if let Ok(mut running) = session.running.lock() {
             *running = Some(cancel.clone());
+        }
+        if session.closed.load(Ordering::SeqCst) {
+            cancel.cancel();
         }
         let mut turn = if session.started.swap(true, Ordering::SeqCst) {
             let mut turn = Request::from_prompt(message);

@@ -84,6 +84,12 @@ pub trait Channel: Send + Sync {
     fn mcp_support(&self) -> crate::request::McpSupport {
         crate::request::McpSupport::default()
     }
+
+    /// Whether image attachments ([`Request::attachments`]) reach the model as images. `false`
+    /// by default: such a channel drops them (with a warning) or sends them as files.
+    fn takes_images(&self) -> bool {
+        false
+    }
 }
 
 /// Options of [`stream_turn`].
@@ -243,6 +249,10 @@ impl Channel for Transports {
 
     fn mcp_support(&self) -> crate::request::McpSupport {
         self.default_channel().mcp_support()
+    }
+
+    fn takes_images(&self) -> bool {
+        self.default_channel().takes_images()
     }
 
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {

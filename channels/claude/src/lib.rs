@@ -390,4 +390,9 @@ impl Channel for ClaudeChannel {
     fn mcp_support(&self) -> bridge_core::request::McpSupport {
         bridge_core::request::McpSupport::ALL
     }
+
+    /// Stream-json user messages carry image blocks ([`user_message`]).
+    fn takes_images(&self) -> bool {
+        true
+    }
 }

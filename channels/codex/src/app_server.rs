@@ -395,4 +395,9 @@ impl Channel for AppServerChannel {
             sse: false,
         }
     }
+
+    /// `turn/start` takes `localImage` inputs ([`materialize_images`]).
+    fn takes_images(&self) -> bool {
+        true
+    }
 }

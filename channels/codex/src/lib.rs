@@ -604,6 +604,11 @@ impl Channel for CodexChannel {
             drop(images);
         })
     }
+
+    /// `codex exec --image` takes image files ([`materialize_images`]).
+    fn takes_images(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
