@@ -1664,3 +1664,50 @@ fn session_close_cancels_its_prompt_ends_its_cli_and_forgets_it() {
     assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
     raw.close(&sandbox);
 }
+
+/// An image block reaches Gemini's model as an `inlineData` part: `bridge acp gemini` passes
+/// it on in its own ACP prompt to `gemini --acp`, which advertises image prompts.
+#[test]
+fn an_image_prompt_reaches_gemini_through_its_acp_session() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = common::acp::acp_command(common::acp::Provider::Gemini, &sandbox, &mock.url(), &[]);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge"));
+    cmd.env_clear()
+        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(sandbox.work())
+        .args(["acp", "gemini"]);
+    let (mut raw, init) = Raw::spawn(&mut cmd, &sandbox, json!([]));
+    assert_eq!(
+        init["result"]["agentCapabilities"]["promptCapabilities"]["image"], true,
+        "{init}"
+    );
+    raw.request(
+        2,
+        "session/prompt",
+        json!({"prompt": [
+            {"type": "image", "mimeType": "image/png", "data": PNG_1X1},
+            {"type": "text", "text": "MOCK:text what is this"}
+        ]}),
+    );
+    let (answer, text) = raw.answer(2);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
+    let request = mock
+        .model_requests()
+        .into_iter()
+        .rfind(|r| r.body.to_string().contains("MOCK:text what is this"))
+        .expect("the prompt's model request");
+    let images: Vec<&Value> = request.body["contents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["role"] == "user")
+        .flat_map(|c| c["parts"].as_array().into_iter().flatten())
+        .filter_map(|part| part.get("inlineData"))
+        .collect();
+    assert_eq!(images.len(), 1, "{:#}", request.body["contents"]);
+    assert_eq!(images[0]["mimeType"], "image/png");
+    assert_eq!(images[0]["data"], PNG_1X1);
+    raw.close(&sandbox);
+}

@@ -51,7 +51,7 @@
 //! Claude (`--mcp-config`: stdio, HTTP, SSE), Codex's app-server (the thread's `config`,
 //! `mcp_servers.<name>`: stdio and HTTP) and the ACP providers (forwarded in their own
 //! `session/new`: stdio); images where [`Channel::takes_images`]: Claude (stream-json image
-//! blocks) and Codex (`localImage` inputs).
+//! blocks), Codex (`localImage` inputs) and the ACP providers (their agents' `image` blocks).
 //!
 //! # Process hygiene
 //!

@@ -499,6 +499,14 @@ impl Channel for AcpChannel {
         }
     }
 
+    /// Image attachments go as `image` blocks where the agent's `promptCapabilities.image`
+    /// allows ([`prompt_blocks`]; else they are dropped with a warning). Every ACP agent
+    /// installed here advertises it (Gemini CLI 0.61.0, Qwen Code 0.15.10, Copilot CLI 1.0.102,
+    /// opencode 1.18.33, Kimi CLI 1.51.0); xAI's `grok` could not be checked.
+    fn takes_images(&self) -> bool {
+        true
+    }
+
     fn send(&self, request: Request, ctx: TurnContext) -> BoxFuture<'static, ()> {
         let provider = self.provider;
         Box::pin(async move {
