@@ -117,6 +117,14 @@ fn updates<'a>(messages: &'a [Value], kind: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// The texts of the `kind` chunks among `messages`, in order.
+fn chunk_texts<'a>(messages: &'a [Value], kind: &str) -> Vec<&'a str> {
+    updates(messages, kind)
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
 fn stop_reasons(messages: &[Value]) -> Vec<String> {
     messages
         .iter()
@@ -217,6 +225,19 @@ fn reopened_by_a_new_agent(acpx: &Acpx, sandbox: &Sandbox) -> Value {
     reopened["params"]["sessionId"].clone()
 }
 
+/// acpx with an agent that ends between prompts (`--ttl 1`): a session, `MOCK:text hello`,
+/// the session reopened by a new agent ([`reopened_by_a_new_agent`]); then `session/load` of
+/// it in the agent `cmd` starts. The session id and every message of that load.
+fn loaded_after_a_reopen(acpx: &Acpx, sandbox: &Sandbox, cmd: Command) -> (Value, Vec<Value>) {
+    acpx.ok(&["--ttl", "1", "sessions", "new"]);
+    let first = acpx.ok(&["--ttl", "1", "--format", "quiet", "MOCK:text hello"]);
+    assert_eq!(first.trim(), mock_llm::scenario::HELLO_TEXT);
+    let id = reopened_by_a_new_agent(acpx, sandbox);
+    let load = json!({"jsonrpc":"2.0","id":1,"method":"session/load","params":{
+        "sessionId": id, "cwd": sandbox.work(), "mcpServers": []}});
+    (id, raw_session_of(cmd, &[load]))
+}
+
 /// acpx's agent process ends between two prompts (its queue owner's TTL): the next prompt
 /// starts a new `bridge acp claude`, which resumes the session and its conversation; by hand,
 /// `session/load` replays the earlier turns as updates and `session/resume` does not.
@@ -225,18 +246,9 @@ fn acpx_claude_session_loaded_by_a_new_agent_process_resumes_the_conversation() 
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let acpx = claude_acpx(&sandbox, &mock);
-    acpx.ok(&["--ttl", "1", "sessions", "new"]);
-    let first = acpx.ok(&["--ttl", "1", "--format", "quiet", "MOCK:text hello"]);
-    assert_eq!(first.trim(), mock_llm::scenario::HELLO_TEXT);
-    let id = reopened_by_a_new_agent(&acpx, &sandbox);
     // session/load replays the history as updates.
-    let load = json!({"jsonrpc":"2.0","id":1,"method":"session/load","params":{
-        "sessionId": id, "cwd": sandbox.work(), "mcpServers": []}});
-    let replay = raw_session(&sandbox, &mock, &[load]);
-    let user: Vec<&str> = updates(&replay, "user_message_chunk")
-        .iter()
-        .filter_map(|u| u["content"]["text"].as_str())
-        .collect();
+    let (id, replay) = loaded_after_a_reopen(&acpx, &sandbox, bridge_acp_claude(&sandbox, &mock));
+    let user = chunk_texts(&replay, "user_message_chunk");
     assert_eq!(
         user,
         ["MOCK:text hello", "MOCK:recall what did I say"],
@@ -1710,4 +1722,55 @@ fn an_image_prompt_reaches_gemini_through_its_acp_session() {
     assert_eq!(images[0]["mimeType"], "image/png");
     assert_eq!(images[0]["data"], PNG_1X1);
     raw.close(&sandbox);
+}
+
+/// `bridge acp <provider>` for an ACP provider, with the environment of its `send` against
+/// `mock`, in the sandbox's work directory.
+fn bridge_acp_of(
+    provider: common::acp::Provider,
+    name: &str,
+    sandbox: &Sandbox,
+    mock: &Mock,
+) -> (Command, Acpx) {
+    let send = common::acp::acp_command(provider, sandbox, &mock.url(), &[]);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge"));
+    cmd.env_clear()
+        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(sandbox.work())
+        .args(["acp", name]);
+    (cmd, Acpx::for_send(&send, name))
+}
+
+/// An ACP provider's conversation is loadable through its own agent's `session/load`
+/// (`getSession` reads back what Qwen Code replays): acpx's agent ends between two prompts,
+/// the next one reopens the session in a new `bridge acp qwen` and the model sees the first
+/// turn; by hand, `session/load` replays both prompts and the answers.
+#[test]
+fn acpx_qwen_session_loaded_by_a_new_agent_process_replays_the_agents_history() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let (cmd, acpx) = bridge_acp_of(common::acp::Provider::Qwen, "qwen", &sandbox, &mock);
+    let (_, replay) = loaded_after_a_reopen(&acpx, &sandbox, cmd);
+    let init = replay.iter().find(|m| m["id"] == 0).expect("initialize");
+    assert_eq!(
+        init["result"]["agentCapabilities"]["loadSession"], true,
+        "{init}"
+    );
+    let user = chunk_texts(&replay, "user_message_chunk");
+    assert_eq!(
+        user,
+        ["MOCK:text hello", "MOCK:recall what did I say"],
+        "{replay:#?}"
+    );
+    let said: String = chunk_texts(&replay, "agent_message_chunk").concat();
+    assert!(
+        said.contains(mock_llm::scenario::HELLO_TEXT),
+        "the answers are replayed: {said}"
+    );
+    let answer = replay
+        .iter()
+        .find(|m| m["id"] == 1)
+        .expect("the load's answer");
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert_none_left(sandbox.root(), "no agent process after the raw session");
 }

@@ -23,6 +23,24 @@ fn entry_text(entry: &Value) -> String {
     }
 }
 
+/// The first content block of type `kind` in the history rows.
+fn first_block(messages: &[Value], kind: &str) -> Option<Value> {
+    messages
+        .iter()
+        .flat_map(|m| m["message"]["content"].as_array().into_iter().flatten())
+        .find(|b| b["type"] == kind)
+        .cloned()
+}
+
+/// The role and text of each history row that has text.
+fn role_texts(messages: &[Value]) -> Vec<(String, String)> {
+    messages
+        .iter()
+        .map(|m| (m["type"].as_str().unwrap().to_string(), entry_text(m)))
+        .filter(|(_, text)| !text.is_empty())
+        .collect()
+}
+
 #[test]
 fn claude_history_of_a_three_turn_session_is_its_chain_in_order() {
     let mock = Mock::start();
@@ -247,6 +265,31 @@ fn model_ids(reply: &Value, provider: &str) -> Vec<String> {
 
 /// Runs one `MOCK:text` turn with `cmd` (a `bridge <provider> send …` with `--format jsonl`)
 /// and returns its turn end.
+/// Two turns of one session with the request fields `common`: `MOCK:text hi`, then
+/// `MOCK:tool run it` resumed in `bypassPermissions`; both succeed. The session id.
+fn text_then_tool(send: impl Fn() -> std::process::Command, common: Value) -> String {
+    let with = |fields: Value| {
+        let mut request = common.clone();
+        for (key, value) in fields.as_object().unwrap() {
+            request[key] = value.clone();
+        }
+        request
+    };
+    let first = one_turn(send(), with(json!({"message": "MOCK:text hi"})));
+    assert_eq!(first["success"], true, "{first}");
+    let session = first["session_id"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    let second = one_turn(
+        send(),
+        with(json!({"message": "MOCK:tool run it", "sessionId": session,
+                    "permissionMode": "bypassPermissions"})),
+    );
+    assert_eq!(second["success"], true, "{second}");
+    session
+}
+
 fn one_turn(cmd: std::process::Command, request: Value) -> Value {
     let out = run_with_stdin(cmd, &request.to_string());
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -427,32 +470,16 @@ fn codex_history_of_a_thread_is_its_items_and_list_sessions_finds_it() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let send = || codex_command(&sandbox, &["--format", "jsonl"]);
-    let first = one_turn(
-        send(),
-        json!({"message": "MOCK:text hi", "cwd": sandbox.work(), "model": "gpt-5.5",
-               "baseUrl": mock.api_base(), "apiKey": CANARY_KEY}),
+    let thread = text_then_tool(
+        send,
+        json!({"cwd": sandbox.work(), "model": "gpt-5.5", "baseUrl": mock.api_base(),
+               "apiKey": CANARY_KEY}),
     );
-    assert_eq!(first["success"], true, "{first}");
-    let thread = first["session_id"]
-        .as_str()
-        .expect("a thread id")
-        .to_string();
-    let second = one_turn(
-        send(),
-        json!({"message": "MOCK:tool run it", "cwd": sandbox.work(), "model": "gpt-5.5",
-               "baseUrl": mock.api_base(), "apiKey": CANARY_KEY, "sessionId": thread,
-               "permissionMode": "bypassPermissions"}),
-    );
-    assert_eq!(second["success"], true, "{second}");
     let cwd = sandbox.work().to_str().unwrap().to_string();
     let history = run_query(as_query(&send(), "getSession", &[&thread, &cwd]));
     assert_eq!(history.code, Some(0), "{history:?}");
     let messages = history.json["messages"].as_array().expect("messages");
-    let texts: Vec<(String, String)> = messages
-        .iter()
-        .map(|m| (m["type"].as_str().unwrap().to_string(), entry_text(m)))
-        .filter(|(_, text)| !text.is_empty())
-        .collect();
+    let texts = role_texts(messages);
     let texts: Vec<(&str, &str)> = texts
         .iter()
         .map(|(a, b)| (a.as_str(), b.as_str()))
@@ -468,17 +495,7 @@ fn codex_history_of_a_thread_is_its_items_and_list_sessions_finds_it() {
         ],
         "{messages:#?}"
     );
-    let block = |kind: &str| {
-        messages
-            .iter()
-            .flat_map(|m| {
-                m["message"]["content"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .find(|b| b["type"] == kind)
-    };
+    let block = |kind: &str| first_block(messages, kind);
     let call = block("tool_use").expect("the command");
     assert_eq!(call["name"], "Bash");
     assert_eq!(call["input"]["command"], mock_llm::scenario::TOOL_COMMAND);
@@ -833,4 +850,57 @@ fn gemini_and_qwen_list_the_models_of_their_acp_session_and_copilot_says_why_not
         "{:?}",
         mock.model_requests()
     );
+}
+
+/// `bridge qwen getSession`: what Qwen Code's own ACP agent replays on `session/load`, as
+/// Claude-shaped rows: the prompts, the answers, the shell call named `Bash` with its result;
+/// an id the agent does not know is an empty history.
+#[test]
+fn qwen_history_is_what_its_agent_replays() {
+    let mock = Mock::start();
+    let sandbox = Sandbox::new();
+    let send = || {
+        common::acp::acp_command(
+            common::acp::Provider::Qwen,
+            &sandbox,
+            &mock.url(),
+            &["--format", "jsonl"],
+        )
+    };
+    let session = text_then_tool(send, json!({}));
+    let cwd = std::fs::canonicalize(sandbox.work()).unwrap();
+    let cwd = cwd.to_str().unwrap();
+    let history = run_query(as_query(&send(), "getSession", &[&session, cwd]));
+    assert_eq!(history.code, Some(0), "{history:?}");
+    let messages = history.json["messages"].as_array().expect("messages");
+    let texts = role_texts(messages);
+    let users: Vec<&str> = texts
+        .iter()
+        .filter(|(role, _)| role == "user")
+        .map(|(_, text)| text.as_str())
+        .collect();
+    assert_eq!(users, ["MOCK:text hi", "MOCK:tool run it"], "{messages:#?}");
+    let answers: String = texts
+        .iter()
+        .filter(|(role, _)| role == "assistant")
+        .map(|(_, text)| text.as_str())
+        .collect();
+    assert!(
+        answers.contains(mock_llm::scenario::HELLO_TEXT)
+            && answers.contains("Tool finished. Output was: Command: echo hello"),
+        "{messages:#?}"
+    );
+    let call = first_block(messages, "tool_use").expect("the command");
+    assert_eq!(call["name"], "Bash", "{call}");
+    let result = first_block(messages, "tool_result").expect("its result");
+    assert_eq!(result["tool_use_id"], call["id"]);
+    assert!(result["content"].to_string().contains("hello"), "{result}");
+
+    let unknown = run_query(as_query(
+        &send(),
+        "getSession",
+        &["00000000-0000-4000-8000-000000000000", cwd],
+    ));
+    assert_eq!(unknown.code, Some(0), "{unknown:?}");
+    assert_eq!(unknown.json["messages"], json!([]), "{unknown:?}");
 }

@@ -683,7 +683,9 @@ pub fn approval_without_client_is_denied(provider: impl Into<Target>) {
     assert_eq!(final_line(&out)["success"], true, "{out}");
 }
 
-/// A later turn resumes the session: same id, and the model sees the earlier turn.
+/// A later turn resumes the session: same id, and the model sees the earlier turn, its prompt
+/// and its answer (an agent that records the answer after answering the prompt must have been
+/// left the time to: Qwen Code's `close_settle`).
 pub fn resume_sees_the_earlier_turn(provider: impl Into<Target>) {
     let provider: Target = provider.into();
     let mock = Mock::start();
@@ -715,6 +717,22 @@ pub fn resume_sees_the_earlier_turn(provider: impl Into<Target>) {
             .unwrap_or_default()
             .contains("first turn"),
         "the model did not see turn 1: {second}"
+    );
+    let request = mock
+        .model_requests()
+        .into_iter()
+        .rfind(|r| r.body.to_string().contains("MOCK:recall what did I say?"))
+        .expect("the second turn's model request");
+    // The grok test's `grok` is Qwen Code standing in for xAI's binary, whose recording is its
+    // own: the grok provider has no Qwen settle time, and the stand-in loses the answer.
+    assert!(
+        provider.provider == Provider::Grok
+            || request
+                .body
+                .to_string()
+                .contains(mock_llm::scenario::HELLO_TEXT),
+        "the model did not see turn 1's answer: {:#}",
+        request.body
     );
     assert!(
         !provider.is_acp()

@@ -93,9 +93,13 @@ pub const LIST_MODELS: bridge_core::query::Query = bridge_acp::list_models_query
     &[".copilot/config.json"]
 );
 
+/// `getSession <sessionId> <cwd>`: the session as its ACP agent replays it on `session/load`
+/// ([`bridge_acp::history`]).
+pub const GET_SESSION: bridge_core::query::Query = bridge_acp::get_session_query!(PROVIDER);
+
 /// The Copilot channel: `acp` (default) and `json`.
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
-        .queries(&[LIST_MODELS])
+        .queries(&[LIST_MODELS, GET_SESSION])
         .with("json", Arc::new(OneShotChannel::new(&json::ONE_SHOT)))
 }

@@ -151,13 +151,17 @@ pub const PROVIDER: AcpProvider = AcpProvider {
     ..AcpProvider::new(PROBE)
 };
 
+/// `getSession <sessionId> <cwd>`: the session as its ACP agent replays it on `session/load`
+/// ([`bridge_acp::history`]).
+pub const GET_SESSION: bridge_core::query::Query = bridge_acp::get_session_query!(PROVIDER);
+
 /// The Kimi channel: ACP (default) and `json` (`kimi --print`), routed to `json` when there is
 /// no Kimi Code login for ACP ([`route_without_login`]).
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
         .with("json", Arc::new(json::channel()))
         .route(route)
-        .queries(&[models::QUERY])
+        .queries(&[models::QUERY, GET_SESSION])
 }
 
 /// The [`bridge_core::channel::Route`] of kimi: [`route_without_login`] in this process's

@@ -103,9 +103,13 @@ pub const PROVIDER: AcpProvider = AcpProvider {
     ..AcpProvider::new(PROBE)
 };
 
+/// `getSession <sessionId> <cwd>`: the session as its ACP agent replays it on `session/load`
+/// ([`bridge_acp::history`]).
+pub const GET_SESSION: bridge_core::query::Query = bridge_acp::get_session_query!(PROVIDER);
+
 /// The opencode channel: ACP (default) and `json` (`opencode run --format json`).
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
         .with("json", Arc::new(json::channel()))
-        .queries(&[models::QUERY])
+        .queries(&[models::QUERY, GET_SESSION])
 }

@@ -13,6 +13,9 @@
 //! * modes `plan`, `default`, `auto-edit`, `yolo`; the model list uses ids such as
 //!   `$runtime|openai|<model>(openai)`, matched by name for `session/set_model`;
 //! * per-call token usage arrives as `_meta.usage` on an empty `agent_message_chunk`;
+//! * the answer of a turn reaches its chat file after the prompt is answered, by a write its
+//!   exit on stdin EOF does not wait for: the bridge leaves it 300 ms before closing
+//!   ([`AcpProvider::close_settle`]), else a resumed conversation lacks the last answer;
 //! * `session/load` of an unknown id succeeds with a new, empty session: the bridge reports a
 //!   load that replays no history as an unknown session;
 //! * approval options include two `allow_always` scopes (`proceed_always_project`,
@@ -73,6 +76,10 @@ pub const PROVIDER: AcpProvider = AcpProvider {
         (M::Yolo, &["yolo"]),
     ],
     auth_methods: &["openai"],
+    // Qwen Code 0.15.10 appends the turn's answer to its chat file after answering the prompt
+    // (a queued write of the session's own recorder, which its exit on stdin EOF does not
+    // wait for): closed at once, a resumed conversation has lost the model's last answer.
+    close_settle: std::time::Duration::from_millis(300),
     ..AcpProvider::new(PROBE)
 };
 
@@ -84,9 +91,13 @@ pub const LIST_MODELS: bridge_core::query::Query = bridge_acp::list_models_query
     &[".qwen/settings.json"]
 );
 
+/// `getSession <sessionId> <cwd>`: the session as its ACP agent replays it on `session/load`
+/// ([`bridge_acp::history`]).
+pub const GET_SESSION: bridge_core::query::Query = bridge_acp::get_session_query!(PROVIDER);
+
 /// The Qwen channel: `acp` (default) and `json`.
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
-        .queries(&[LIST_MODELS])
+        .queries(&[LIST_MODELS, GET_SESSION])
         .with("json", Arc::new(OneShotChannel::new(&json::ONE_SHOT)))
 }

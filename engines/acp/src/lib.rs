@@ -37,6 +37,7 @@
 
 #![deny(missing_docs)]
 
+pub mod history;
 pub mod models;
 pub mod normalize;
 pub mod permission;
@@ -112,6 +113,10 @@ pub struct AcpProvider {
     /// Appended to the error when the agent requires an authentication the bridge cannot
     /// perform (another way to run the provider, for instance).
     pub auth_hint: Option<&'static str>,
+    /// How long the agent is left running after its last prompt before its stdin is closed:
+    /// for an agent that records the turn's answer asynchronously after answering the prompt
+    /// and does not wait for that write when its input ends (zero: closed at once).
+    pub close_settle: std::time::Duration,
 }
 
 impl AcpProvider {
@@ -141,6 +146,7 @@ impl AcpProvider {
             tool_kinds: &[],
             empty_turn: None,
             auth_hint: None,
+            close_settle: std::time::Duration::ZERO,
         }
     }
 
@@ -339,11 +345,13 @@ pub fn launch(provider: &AcpProvider, program: PathBuf, request: &Request) -> La
             .collect(),
         authenticate_first: provider.authenticate_first,
         empty_load_is_unknown: provider.empty_load_is_unknown,
+        keep_history: false,
         handshake_timeout: session::handshake_timeout_from_env(),
         notices: provider.text_notices,
         tool_kinds: provider.tool_kinds,
         empty_turn: provider.empty_turn,
         auth_hint: provider.auth_hint,
+        close_settle: provider.close_settle,
     };
     Launch {
         command,

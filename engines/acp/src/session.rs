@@ -70,8 +70,15 @@ pub struct SessionConfig {
     /// A `session/load` that replays no history means the agent did not know the session (it
     /// made a new one instead of failing).
     pub empty_load_is_unknown: bool,
+    /// Resume with `session/load` only (never `session/resume`, which replays nothing) and
+    /// keep what it replays ([`AcpSession::take_history`]): for reading a conversation back.
+    /// An empty replay is then an empty history, not an unknown session.
+    pub keep_history: bool,
     /// Appended to the "requires authentication" error (see [`crate::AcpProvider::auth_hint`]).
     pub auth_hint: Option<&'static str>,
+    /// How long the agent runs on after a prompt before its stdin is closed (see
+    /// [`crate::AcpProvider::close_settle`]).
+    pub close_settle: Duration,
     /// Deadline of each handshake request.
     pub handshake_timeout: Duration,
     /// Retry and error notices the agent sends as message text.
@@ -183,6 +190,8 @@ struct AcpEngine {
     garbage: usize,
     first_garbage: Option<String>,
     replayed: usize,
+    /// The replayed history, folded as it arrives ([`SessionConfig::keep_history`]).
+    history: Option<crate::history::Transcript>,
 }
 
 impl AcpEngine {
@@ -277,7 +286,14 @@ impl Engine for AcpEngine {
                 if method == "session/update" {
                     match self.phase {
                         Phase::Prompt => self.normalizer.update(&params, io.events()),
-                        Phase::Load => self.replayed += 1,
+                        Phase::Load => {
+                            self.replayed += 1;
+                            if let (Some(history), Some(update)) =
+                                (self.history.as_mut(), params.get("update"))
+                            {
+                                history.push(update);
+                            }
+                        }
                         Phase::Handshake => {}
                     }
                 }
@@ -377,6 +393,8 @@ pub struct AcpSession {
     offer: Value,
     session_id: String,
     strategy: SessionStrategy,
+    /// A prompt was sent (closing then waits [`SessionConfig::close_settle`]).
+    prompted: bool,
 }
 
 impl std::fmt::Debug for AcpSession {
@@ -433,6 +451,9 @@ impl AcpSession {
             garbage: 0,
             first_garbage: None,
             replayed: 0,
+            history: config
+                .keep_history
+                .then(|| crate::history::Transcript::with_tool_kinds(config.tool_kinds)),
         };
         let mut session = AcpSession {
             config,
@@ -443,6 +464,7 @@ impl AcpSession {
             offer: Value::Null,
             session_id: String::new(),
             strategy: SessionStrategy::New,
+            prompted: false,
         };
         match session.handshake(ctx).await {
             Ok(()) => Ok(session),
@@ -461,6 +483,17 @@ impl AcpSession {
     /// How the session was obtained.
     pub fn strategy(&self) -> SessionStrategy {
         self.strategy
+    }
+
+    /// The history the `session/load` replayed, as `getSession` rows (empty unless
+    /// [`SessionConfig::keep_history`], or when the agent replayed nothing, or resumed with
+    /// `session/resume`).
+    pub fn take_history(&mut self) -> Vec<serde_json::Value> {
+        self.engine
+            .history
+            .take()
+            .map(crate::history::Transcript::finish)
+            .unwrap_or_default()
     }
 
     /// The agent's `initialize` result (capabilities, auth methods, agent info).
@@ -516,6 +549,7 @@ impl AcpSession {
 
     /// Ends the session: stdin closed, `exit_grace` to exit, then the group kill.
     pub async fn close(mut self, limits: bridge_core::turn::TurnLimits) {
+        self.settle().await;
         self.process.shutdown(limits).await;
     }
 
@@ -678,7 +712,7 @@ impl AcpSession {
                     .and_then(|s| s.get("resume"))
                     .is_some_and(|r| !r.is_null());
                 let load = caps.get("loadSession").and_then(Value::as_bool) == Some(true);
-                let strategy = if resume {
+                let strategy = if resume && !(self.config.keep_history && load) {
                     SessionStrategy::Resume
                 } else if load {
                     SessionStrategy::Load
@@ -746,6 +780,7 @@ impl AcpSession {
         if strategy == SessionStrategy::Load
             && self.engine.replayed == 0
             && self.config.empty_load_is_unknown
+            && !self.config.keep_history
         {
             let id = self.config.resume.clone().unwrap_or_default();
             return Err(self.provider_error(format!(
@@ -1038,6 +1073,7 @@ impl AcpSession {
     /// can take another prompt (false when the agent died, timed out or the consumer went
     /// away).
     pub async fn prompt(&mut self, prompt: Vec<Value>, ctx: &TurnContext) -> bool {
+        self.prompted = true;
         self.engine.normalizer.begin_turn();
         self.next_id += 1;
         self.engine.phase = Phase::Prompt;
@@ -1056,7 +1092,16 @@ impl AcpSession {
 
     /// Closes stdin, gives the agent `exit_grace` to exit, then ends its whole process group.
     pub async fn shutdown(mut self, ctx: &TurnContext) {
+        self.settle().await;
         self.process.shutdown(ctx.limits).await;
+    }
+
+    /// Waits [`SessionConfig::close_settle`] when a prompt ran, so the agent's own records of
+    /// it reach its files before its input ends.
+    async fn settle(&self) {
+        if self.prompted && !self.config.close_settle.is_zero() {
+            tokio::time::sleep(self.config.close_settle).await;
+        }
     }
 
     /// Ends the whole process group now (interrupts, deadlines, a consumer that went away).

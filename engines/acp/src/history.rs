@@ -1,0 +1,356 @@
+//! `getSession` for ACP agents: a conversation's history as the agent replays it on
+//! `session/load`, in the rows of the plugin's `getSession` reply (Claude Code's transcript
+//! entries: `type` `user`/`assistant`, `message.content` blocks `text`, `thinking`,
+//! `tool_use`, `tool_result`), which is also what `bridge acp <provider>` replays on its own
+//! `session/load`.
+//!
+//! The bridge starts the agent, runs the handshake with `session/load` of the session in its
+//! directory (never `session/resume`, which replays nothing), folds the replayed
+//! `session/update`s into rows ([`Transcript`]) and closes the agent; no prompt is sent. Tool
+//! calls are named as the live stream names them: the updates go through the turn's own
+//! [`AcpNormalizer`].
+//!
+//! Only for providers whose `session/load` keeps the conversation intact
+//! ([`AcpProvider::resume_broken`] is refused before anything runs).
+
+use std::time::Duration;
+
+use bridge_core::event::Event;
+use bridge_core::normalize::str_at;
+use bridge_core::query::{QueryError, QueryReply, QueryRequest};
+use bridge_core::request::Request;
+use bridge_core::turn::{TurnContext, TurnLimits};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::normalize::AcpNormalizer;
+use crate::{AcpProvider, AcpSession};
+
+/// The rows of a replayed conversation, built one `session/update` at a time. Pure.
+///
+/// ```
+/// use serde_json::json;
+/// let mut transcript = bridge_acp::history::Transcript::default();
+/// for update in [
+///     json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi"}}),
+///     json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hel"}}),
+///     json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "lo"}}),
+/// ] {
+///     transcript.push(&update);
+/// }
+/// let rows = transcript.finish();
+/// assert_eq!(rows[0]["type"], "user");
+/// assert_eq!(rows[0]["message"]["content"][0]["text"], "hi");
+/// assert_eq!(rows[1]["message"]["content"][0]["text"], "Hello");
+/// ```
+#[derive(Debug, Default)]
+pub struct Transcript {
+    rows: Vec<Value>,
+    /// The row being built: its role and blocks.
+    open: Option<(&'static str, Vec<Value>)>,
+    normalizer: AcpNormalizer,
+}
+
+impl Transcript {
+    /// A transcript of an agent whose tools without a `kind` have these kinds by name (see
+    /// [`AcpProvider::tool_kinds`]).
+    pub fn with_tool_kinds(kinds: &'static [(&'static str, bridge_core::event::ToolKind)]) -> Self {
+        Transcript {
+            normalizer: AcpNormalizer::new().with_tool_kinds(kinds),
+            ..Transcript::default()
+        }
+    }
+
+    /// Adds one replayed update (the `update` of a `session/update`).
+    pub fn push(&mut self, update: &Value) {
+        if str_at(update, "sessionUpdate") == Some("user_message_chunk") {
+            // A new user message: what the agent did before it is complete.
+            self.flush_tools();
+            if let Some(text) = chunk_text(update) {
+                self.append("user", "text", text);
+            }
+            return;
+        }
+        let mut events = Vec::new();
+        self.normalizer
+            .update(&json!({ "update": update }), &mut events);
+        self.events(events);
+    }
+
+    /// The rows, oldest first (pending tool calls announced).
+    pub fn finish(mut self) -> Vec<Value> {
+        self.flush_tools();
+        self.close_row();
+        self.rows
+    }
+
+    fn flush_tools(&mut self) {
+        let mut events = Vec::new();
+        self.normalizer.flush(&mut events);
+        self.events(events);
+        // Tool bookkeeping is per turn; a new user message starts one.
+        self.normalizer.begin_turn();
+    }
+
+    fn events(&mut self, events: Vec<Event>) {
+        for event in events {
+            match event {
+                Event::TextDelta { text } | Event::Text { text } => {
+                    self.append("assistant", "text", &text);
+                }
+                Event::ThinkingDelta { text } => self.append("assistant", "thinking", &text),
+                Event::BlockReset => self.close_row(),
+                Event::ToolUse(call) => {
+                    let block = json!({"type": "tool_use", "id": call.id, "name": call.name,
+                                       "input": call.input});
+                    self.block("assistant", block);
+                }
+                Event::ToolResult(result) => {
+                    let mut block = json!({"type": "tool_result", "tool_use_id": result.tool_use_id,
+                                           "content": result.content});
+                    if result.is_error {
+                        block["is_error"] = json!(true);
+                    }
+                    self.block("user", block);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Appends `text` to the open row's last block of `kind`, or starts one.
+    fn append(&mut self, role: &'static str, kind: &str, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some((open_role, blocks)) = self.open.as_mut()
+            && *open_role == role
+            && let Some(last) = blocks.last_mut()
+            && last["type"] == kind
+            && let Some(Value::String(so_far)) = last.get_mut(kind)
+        {
+            so_far.push_str(text);
+            return;
+        }
+        self.block(role, json!({"type": kind, kind: text}));
+    }
+
+    /// Adds a block to the open row of `role` (a row of the other role is closed first).
+    fn block(&mut self, role: &'static str, block: Value) {
+        if self.open.as_ref().is_some_and(|(open, _)| *open != role) {
+            self.close_row();
+        }
+        self.open.get_or_insert((role, Vec::new())).1.push(block);
+    }
+
+    fn close_row(&mut self) {
+        if let Some((role, blocks)) = self.open.take() {
+            let n = self.rows.len();
+            self.rows.push(json!({
+                "type": role,
+                "uuid": format!("acp-{n}"),
+                "message": {"role": role, "content": blocks},
+            }));
+        }
+    }
+}
+
+/// The text of a chunk's `content` (a `text` block).
+fn chunk_text(update: &Value) -> Option<&str> {
+    let content = update.get("content")?;
+    (str_at(content, "type") == Some("text"))
+        .then(|| str_at(content, "text"))
+        .flatten()
+}
+
+/// The history of `provider`'s session `session_id` in `cwd` (see the [module docs](self)),
+/// under `deadline`: rows, none when the agent replayed nothing.
+pub async fn read_history(
+    provider: &'static AcpProvider,
+    program: std::path::PathBuf,
+    session_id: &str,
+    cwd: &str,
+    deadline: Duration,
+) -> Result<Vec<Value>, QueryError> {
+    if let Some(why) = provider.resume_broken {
+        return Err(QueryError::Failed(format!(
+            "{} cannot read a session back over ACP: {why}",
+            provider.id()
+        )));
+    }
+    let mut request = Request::from_prompt("(getSession)");
+    request.session_id = Some(session_id.to_string());
+    request.cwd = Some(cwd.into());
+    let mut launch = crate::launch(provider, program, &request);
+    launch.config.handshake_timeout = launch.config.handshake_timeout.min(deadline);
+    launch.config.keep_history = true;
+    // The handshake's events (status, warnings) are not the reply.
+    let (events, mut drain) = tokio::sync::mpsc::channel(64);
+    let drained = tokio::spawn(async move { while drain.recv().await.is_some() {} });
+    let ctx = TurnContext::new(events, CancellationToken::new(), TurnLimits::default());
+    let started = tokio::time::timeout(
+        deadline,
+        AcpSession::start(&launch.command, launch.config, &ctx),
+    )
+    .await;
+    let result = match started {
+        Err(_) => Err(QueryError::Failed(format!(
+            "{} did not load session {session_id} within {} s",
+            provider.id(),
+            deadline.as_secs()
+        ))),
+        Ok(Err(info)) => Err(QueryError::Failed(
+            info.map_or_else(|| "stopped".to_string(), |i| i.message),
+        )),
+        Ok(Ok(mut session)) => {
+            let rows = session.take_history();
+            session.close(ctx.limits).await;
+            Ok(rows)
+        }
+    };
+    drop(ctx);
+    let _ = drained.await;
+    result
+}
+
+/// The `getSession <sessionId> <cwd>` reply for `provider`: `{"messages": rows}`.
+pub async fn answer(
+    provider: &'static AcpProvider,
+    request: QueryRequest,
+) -> Result<QueryReply, QueryError> {
+    let (session_id, cwd) = request.session_and_cwd()?;
+    let env = sdk_probe::ProbeEnv::from_process();
+    let located = sdk_probe::locate(&provider.probe, &env).map_err(QueryError::Failed)?;
+    let rows = read_history(
+        provider,
+        located.resolved.path.clone(),
+        session_id,
+        cwd,
+        request.deadline,
+    )
+    .await?;
+    let mut body = Map::new();
+    body.insert("messages".into(), Value::Array(rows));
+    Ok(QueryReply::success(body))
+}
+
+/// Declares `getSession` for an ACP provider: `get_session_query!(PROVIDER)` is a
+/// [`bridge_core::query::Query`] answered by [`answer`].
+#[macro_export]
+macro_rules! get_session_query {
+    ($provider:path) => {
+        bridge_core::query::Query::new(
+            "getSession",
+            bridge_core::query::Input::Args(&["sessionId", "cwd"]),
+            "the messages of a session, as the agent replays it on session/load",
+            |request| Box::pin($crate::history::answer(&$provider, request)),
+        )
+        .error_tag("[GET_SESSION_ERROR]")
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows_of(updates: &[Value]) -> Vec<Value> {
+        let mut transcript = Transcript::default();
+        for update in updates {
+            transcript.push(update);
+        }
+        transcript.finish()
+    }
+
+    fn chunk(kind: &str, text: &str) -> Value {
+        json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+    }
+
+    #[test]
+    fn turns_with_thoughts_and_a_tool_become_claude_shaped_rows() {
+        let rows = rows_of(&[
+            chunk("user_message_chunk", "run it"),
+            chunk("agent_thought_chunk", "I should "),
+            chunk("agent_thought_chunk", "run it"),
+            chunk("agent_message_chunk", "Running."),
+            json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "echo hello",
+                   "kind": "execute", "status": "pending", "rawInput": {"command": "echo hello"}}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed",
+                   "content": [{"type": "content", "content": {"type": "text", "text": "hello"}}]}),
+            chunk("agent_message_chunk", "It said hello."),
+            chunk("user_message_chunk", "thanks"),
+            chunk("agent_message_chunk", "You are welcome."),
+        ]);
+        let shape: Vec<(String, Vec<String>)> = rows
+            .iter()
+            .map(|row| {
+                let kinds = row["message"]["content"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|b| b["type"].as_str().unwrap().to_string())
+                    .collect();
+                (row["type"].as_str().unwrap().to_string(), kinds)
+            })
+            .collect();
+        let expect = |role: &str, kinds: &[&str]| {
+            (
+                role.to_string(),
+                kinds.iter().map(|k| k.to_string()).collect(),
+            )
+        };
+        assert_eq!(
+            shape,
+            [
+                expect("user", &["text"]),
+                expect("assistant", &["thinking", "text", "tool_use"]),
+                expect("user", &["tool_result"]),
+                expect("assistant", &["text"]),
+                expect("user", &["text"]),
+                expect("assistant", &["text"]),
+            ]
+        );
+        let content = |row: usize, block: usize| &rows[row]["message"]["content"][block];
+        assert_eq!(content(1, 0)["thinking"], "I should run it");
+        assert_eq!(content(1, 2)["name"], "Bash");
+        assert_eq!(content(1, 2)["input"]["command"], "echo hello");
+        assert_eq!(content(2, 0)["tool_use_id"], content(1, 2)["id"]);
+        assert_eq!(content(2, 0)["content"], "hello");
+        assert_eq!(content(3, 0)["text"], "It said hello.");
+        assert_eq!(content(4, 0)["text"], "thanks");
+    }
+
+    #[test]
+    fn a_failed_call_is_an_error_result_and_a_pending_one_is_still_listed() {
+        let rows = rows_of(&[
+            chunk("user_message_chunk", "go"),
+            json!({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "rm x",
+                   "kind": "execute", "status": "pending", "rawInput": {"command": "rm x"}}),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "a", "status": "failed",
+                   "content": [{"type": "content", "content": {"type": "text", "text": "denied"}}]}),
+            json!({"sessionUpdate": "tool_call", "toolCallId": "b", "title": "ls",
+                   "kind": "execute", "status": "pending", "rawInput": {"command": "ls"}}),
+        ]);
+        let blocks: Vec<&Value> = rows
+            .iter()
+            .flat_map(|r| r["message"]["content"].as_array().unwrap())
+            .collect();
+        let result = blocks.iter().find(|b| b["type"] == "tool_result").unwrap();
+        assert_eq!(result["is_error"], true);
+        let calls: Vec<&str> = blocks
+            .iter()
+            .filter(|b| b["type"] == "tool_use")
+            .map(|b| b["input"]["command"].as_str().unwrap())
+            .collect();
+        assert_eq!(calls, ["rm x", "ls"]);
+    }
+
+    #[test]
+    fn nothing_replayed_is_no_rows_and_other_updates_are_skipped() {
+        assert!(rows_of(&[]).is_empty());
+        let rows = rows_of(&[
+            json!({"sessionUpdate": "available_commands_update", "availableCommands": []}),
+            json!({"sessionUpdate": "user_message_chunk", "content": {"type": "image", "data": "x"}}),
+        ]);
+        assert!(rows.is_empty(), "{rows:?}");
+    }
+}
