@@ -1744,13 +1744,14 @@ fn bridge_acp_of(
 /// An ACP provider's conversation is loadable through its own agent's `session/load`
 /// (`getSession` reads back what Qwen Code replays): acpx's agent ends between two prompts,
 /// the next one reopens the session in a new `bridge acp qwen` and the model sees the first
-/// turn; by hand, `session/load` replays both prompts and the answers.
+/// turn; by hand, `session/load` replays both prompts and the answers, and `session/list` (the
+/// agent's own list) finds the session under its ACP id.
 #[test]
 fn acpx_qwen_session_loaded_by_a_new_agent_process_replays_the_agents_history() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let (cmd, acpx) = bridge_acp_of(common::acp::Provider::Qwen, "qwen", &sandbox, &mock);
-    let (_, replay) = loaded_after_a_reopen(&acpx, &sandbox, cmd);
+    let (id, replay) = loaded_after_a_reopen(&acpx, &sandbox, cmd);
     let init = replay.iter().find(|m| m["id"] == 0).expect("initialize");
     assert_eq!(
         init["result"]["agentCapabilities"]["loadSession"], true,
@@ -1772,5 +1773,26 @@ fn acpx_qwen_session_loaded_by_a_new_agent_process_replays_the_agents_history() 
         .find(|m| m["id"] == 1)
         .expect("the load's answer");
     assert!(answer.get("result").is_some(), "{answer}");
-    assert_none_left(sandbox.root(), "no agent process after the raw session");
+    // session/list: the agent's own list, under the ACP id the client opened the session with.
+    assert_eq!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]["list"],
+        json!({}),
+        "{init}"
+    );
+    let list =
+        json!({"jsonrpc":"2.0","id":1,"method":"session/list","params":{"cwd": sandbox.work()}});
+    let (cmd, _) = bridge_acp_of(common::acp::Provider::Qwen, "qwen", &sandbox, &mock);
+    let listed = raw_session_of(cmd, &[list]);
+    let answer = listed
+        .iter()
+        .find(|m| m["id"] == 1)
+        .expect("the list's answer");
+    let ids: Vec<&Value> = answer["result"]["sessions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer}"))
+        .iter()
+        .map(|s| &s["sessionId"])
+        .collect();
+    assert_eq!(ids, [&id], "{answer}");
+    assert_none_left(sandbox.root(), "no agent process after the raw sessions");
 }

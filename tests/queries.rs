@@ -854,7 +854,7 @@ fn gemini_and_qwen_list_the_models_of_their_acp_session_and_copilot_says_why_not
 
 /// `bridge qwen getSession`: what Qwen Code's own ACP agent replays on `session/load`, as
 /// Claude-shaped rows: the prompts, the answers, the shell call named `Bash` with its result;
-/// an id the agent does not know is an empty history.
+/// an id the agent does not know is an empty history. `listSessions`: its `session/list`.
 #[test]
 fn qwen_history_is_what_its_agent_replays() {
     let mock = Mock::start();
@@ -903,4 +903,15 @@ fn qwen_history_is_what_its_agent_replays() {
     ));
     assert_eq!(unknown.code, Some(0), "{unknown:?}");
     assert_eq!(unknown.json["messages"], json!([]), "{unknown:?}");
+
+    // listSessions: the agent's own session/list.
+    let list =
+        |cwd: Value| run_query_with(as_query(&send(), "listSessions", &[]), &json!({"cwd": cwd}));
+    let here = list(json!(cwd));
+    assert_eq!(here.code, Some(0), "{here:?}");
+    let sessions = here.json["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 1, "{here:?}");
+    assert_eq!(sessions[0]["sessionId"], session.as_str());
+    assert_eq!(sessions[0]["cwd"], cwd);
+    assert_eq!(list(json!("/elsewhere")).json["sessions"], json!([]));
 }

@@ -46,8 +46,9 @@
 //!
 //! Where each works: `session/load` and `session/list` for Claude (its session files) and
 //! Codex (its rollout files; the thread resumes with the app-server's `thread/resume`),
-//! `session/load` for the ACP providers whose `getSession` reads back what their own agent's
-//! `session/load` replays (Qwen, Copilot, opencode, Kimi; `bridge_acp::history`);
+//! `session/load` and `session/list` for the ACP providers whose `getSession` reads back what
+//! their own agent's `session/load` replays and whose `listSessions` is its `session/list`
+//! (Qwen, Copilot, opencode, Kimi; `bridge_acp::history`);
 //! `usage_update` for Claude (its result's `modelUsage` context window), Codex (the
 //! app-server's `model_context_window`) and ACP agents that send their own; `mcpServers` for
 //! Claude (`--mcp-config`: stdio, HTTP, SSE), Codex's app-server (the thread's `config`,

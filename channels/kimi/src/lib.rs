@@ -155,13 +155,17 @@ pub const PROVIDER: AcpProvider = AcpProvider {
 /// ([`bridge_acp::history`]).
 pub const GET_SESSION: bridge_core::query::Query = bridge_acp::get_session_query!(PROVIDER);
 
+/// `listSessions < {cwd?}`: the sessions its ACP agent lists (`session/list`,
+/// [`bridge_acp::history`]).
+pub const LIST_SESSIONS: bridge_core::query::Query = bridge_acp::list_sessions_query!(PROVIDER);
+
 /// The Kimi channel: ACP (default) and `json` (`kimi --print`), routed to `json` when there is
 /// no Kimi Code login for ACP ([`route_without_login`]).
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
         .with("json", Arc::new(json::channel()))
         .route(route)
-        .queries(&[models::QUERY, GET_SESSION])
+        .queries(&[models::QUERY, GET_SESSION, LIST_SESSIONS])
 }
 
 /// The [`bridge_core::channel::Route`] of kimi: [`route_without_login`] in this process's

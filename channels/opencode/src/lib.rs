@@ -107,9 +107,13 @@ pub const PROVIDER: AcpProvider = AcpProvider {
 /// ([`bridge_acp::history`]).
 pub const GET_SESSION: bridge_core::query::Query = bridge_acp::get_session_query!(PROVIDER);
 
+/// `listSessions < {cwd?}`: the sessions its ACP agent lists (`session/list`,
+/// [`bridge_acp::history`]).
+pub const LIST_SESSIONS: bridge_core::query::Query = bridge_acp::list_sessions_query!(PROVIDER);
+
 /// The opencode channel: ACP (default) and `json` (`opencode run --format json`).
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
         .with("json", Arc::new(json::channel()))
-        .queries(&[models::QUERY, GET_SESSION])
+        .queries(&[models::QUERY, GET_SESSION, LIST_SESSIONS])
 }

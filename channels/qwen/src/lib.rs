@@ -95,9 +95,13 @@ pub const LIST_MODELS: bridge_core::query::Query = bridge_acp::list_models_query
 /// ([`bridge_acp::history`]).
 pub const GET_SESSION: bridge_core::query::Query = bridge_acp::get_session_query!(PROVIDER);
 
+/// `listSessions < {cwd?}`: the sessions its ACP agent lists (`session/list`,
+/// [`bridge_acp::history`]).
+pub const LIST_SESSIONS: bridge_core::query::Query = bridge_acp::list_sessions_query!(PROVIDER);
+
 /// The Qwen channel: `acp` (default) and `json`.
 pub fn channel() -> Transports {
     Transports::new("acp", Arc::new(AcpChannel::new(&PROVIDER)))
-        .queries(&[LIST_MODELS, GET_SESSION])
+        .queries(&[LIST_MODELS, GET_SESSION, LIST_SESSIONS])
         .with("json", Arc::new(OneShotChannel::new(&json::ONE_SHOT)))
 }

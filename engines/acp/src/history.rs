@@ -1,4 +1,5 @@
-//! `getSession` for ACP agents: a conversation's history as the agent replays it on
+//! `getSession` and `listSessions` for ACP agents. `getSession`: a conversation's history as
+//! the agent replays it on
 //! `session/load`, in the rows of the plugin's `getSession` reply (Claude Code's transcript
 //! entries: `type` `user`/`assistant`, `message.content` blocks `text`, `thinking`,
 //! `tool_use`, `tool_result`), which is also what `bridge acp <provider>` replays on its own
@@ -12,12 +13,16 @@
 //!
 //! Only for providers whose `session/load` keeps the conversation intact
 //! ([`AcpProvider::resume_broken`] is refused before anything runs).
+//!
+//! `listSessions`: the agent's own `session/list` (every page, filtered by `cwd` where one is
+//! given), asked of an agent started without a session ([`AcpSession::connect`]), as
+//! [`SessionSummary`]s newest first.
 
 use std::time::Duration;
 
 use bridge_core::event::Event;
 use bridge_core::normalize::str_at;
-use bridge_core::query::{QueryError, QueryReply, QueryRequest};
+use bridge_core::query::{QueryError, QueryReply, QueryRequest, SessionSummary};
 use bridge_core::request::Request;
 use bridge_core::turn::{TurnContext, TurnLimits};
 use serde_json::{Map, Value, json};
@@ -213,6 +218,128 @@ pub async fn read_history(
     result
 }
 
+/// At most this many `session/list` pages are read (an agent whose cursor never ends is cut
+/// there).
+pub const MAX_LIST_PAGES: usize = 50;
+
+/// The sessions of one `session/list` answer, as summaries (entries without an id or a cwd
+/// are skipped), and its `nextCursor`.
+pub fn listed(answer: &Value) -> (Vec<SessionSummary>, Option<String>) {
+    let sessions = answer
+        .get("sessions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| {
+            Some(SessionSummary {
+                session_id: str_at(entry, "sessionId")?.to_string(),
+                cwd: str_at(entry, "cwd")?.to_string(),
+                title: str_at(entry, "title").and_then(SessionSummary::title_of),
+                updated_at: str_at(entry, "updatedAt").map(str::to_string),
+            })
+        })
+        .collect();
+    let next = str_at(answer, "nextCursor")
+        .filter(|c| !c.is_empty())
+        .map(str::to_string);
+    (sessions, next)
+}
+
+/// The sessions `provider`'s agent lists (see the [module docs](self)), those of `cwd` only
+/// where given, newest first, under `deadline`.
+pub async fn list_sessions(
+    provider: &'static AcpProvider,
+    program: std::path::PathBuf,
+    cwd: Option<&str>,
+    deadline: Duration,
+) -> Result<Vec<SessionSummary>, QueryError> {
+    // The agent runs where the bridge does: `cwd` is the list's filter, and may not exist.
+    let request = Request::from_prompt("(listSessions)");
+    let mut launch = crate::launch(provider, program, &request);
+    launch.config.handshake_timeout = launch.config.handshake_timeout.min(deadline);
+    let (events, mut drain) = tokio::sync::mpsc::channel(64);
+    let drained = tokio::spawn(async move { while drain.recv().await.is_some() {} });
+    let ctx = TurnContext::new(events, CancellationToken::new(), TurnLimits::default());
+    let listing = async {
+        let mut agent = AcpSession::connect(&launch.command, launch.config, &ctx)
+            .await
+            .map_err(|info| {
+                QueryError::Failed(info.map_or_else(|| "stopped".to_string(), |i| i.message))
+            })?;
+        let mut sessions = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut outcome = Ok(());
+        for _ in 0..MAX_LIST_PAGES {
+            let mut params = serde_json::Map::new();
+            if let Some(cwd) = cwd {
+                params.insert("cwd".into(), json!(cwd));
+            }
+            if let Some(cursor) = &cursor {
+                params.insert("cursor".into(), json!(cursor));
+            }
+            match agent
+                .call(&ctx, "session/list", Value::Object(params))
+                .await
+            {
+                Ok(answer) => {
+                    let (page, next) = listed(&answer);
+                    sessions.extend(page);
+                    match next {
+                        Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+                        _ => break,
+                    }
+                }
+                Err(info) => {
+                    outcome = Err(QueryError::Failed(
+                        info.map_or_else(|| "stopped".to_string(), |i| i.message),
+                    ));
+                    break;
+                }
+            }
+        }
+        agent.close(ctx.limits).await;
+        outcome.map(|()| sessions)
+    };
+    let result = match tokio::time::timeout(deadline, listing).await {
+        Ok(result) => result,
+        Err(_) => Err(QueryError::Failed(format!(
+            "{} did not list its sessions within {} s",
+            provider.id(),
+            deadline.as_secs()
+        ))),
+    };
+    drop(ctx);
+    let _ = drained.await;
+    let mut sessions = result?;
+    if let Some(cwd) = cwd {
+        // An agent that does not filter by itself.
+        sessions.retain(|s| s.cwd == cwd);
+    }
+    // Newest first (ISO 8601 times sort as text; undated ones last).
+    sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    Ok(sessions)
+}
+
+/// The `listSessions < {cwd?}` reply for `provider`: `{"sessions": [...]}`.
+pub async fn answer_list(
+    provider: &'static AcpProvider,
+    request: QueryRequest,
+) -> Result<QueryReply, QueryError> {
+    let cwd = request.cwd_filter()?;
+    let env = sdk_probe::ProbeEnv::from_process();
+    let located = sdk_probe::locate(&provider.probe, &env).map_err(QueryError::Failed)?;
+    let sessions = list_sessions(
+        provider,
+        located.resolved.path.clone(),
+        cwd.as_deref(),
+        request.deadline,
+    )
+    .await?;
+    let mut body = Map::new();
+    body.insert("sessions".into(), json!(sessions));
+    Ok(QueryReply::success(body))
+}
+
 /// The `getSession <sessionId> <cwd>` reply for `provider`: `{"messages": rows}`.
 pub async fn answer(
     provider: &'static AcpProvider,
@@ -246,6 +373,20 @@ macro_rules! get_session_query {
             |request| Box::pin($crate::history::answer(&$provider, request)),
         )
         .error_tag("[GET_SESSION_ERROR]")
+    };
+}
+
+/// Declares `listSessions` for an ACP provider: `list_sessions_query!(PROVIDER)` is a
+/// [`bridge_core::query::Query`] answered by [`answer_list`].
+#[macro_export]
+macro_rules! list_sessions_query {
+    ($provider:path) => {
+        bridge_core::query::Query::new(
+            "listSessions",
+            bridge_core::query::Input::StdinJson,
+            "the sessions the agent lists (session/list; optional {\"cwd\"}: of that directory), newest first",
+            |request| Box::pin($crate::history::answer_list(&$provider, request)),
+        )
     };
 }
 
@@ -342,6 +483,36 @@ mod tests {
             .map(|b| b["input"]["command"].as_str().unwrap())
             .collect();
         assert_eq!(calls, ["rm x", "ls"]);
+    }
+
+    #[test]
+    fn a_list_page_becomes_summaries_and_its_cursor() {
+        let (sessions, next) = listed(&json!({"sessions": [
+            {"sessionId": "a", "cwd": "/w", "title": "fix\nthe   test", "updatedAt": "2026-12-04T10:00:00Z"},
+            {"sessionId": "b", "cwd": "/w"},
+            {"cwd": "/w", "title": "no id"},
+            {"sessionId": "c"}
+        ], "nextCursor": "p2"}));
+        assert_eq!(
+            sessions,
+            [
+                SessionSummary {
+                    session_id: "a".into(),
+                    cwd: "/w".into(),
+                    title: Some("fix the test".into()),
+                    updated_at: Some("2026-12-04T10:00:00Z".into()),
+                },
+                SessionSummary {
+                    session_id: "b".into(),
+                    cwd: "/w".into(),
+                    title: None,
+                    updated_at: None,
+                },
+            ]
+        );
+        assert_eq!(next.as_deref(), Some("p2"));
+        assert_eq!(listed(&json!({"sessions": [], "nextCursor": ""})).1, None);
+        assert!(listed(&json!({})).0.is_empty());
     }
 
     #[test]

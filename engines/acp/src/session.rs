@@ -435,6 +435,68 @@ impl AcpSession {
         config: SessionConfig,
         ctx: &TurnContext,
     ) -> Result<AcpSession, Option<ErrorInfo>> {
+        let mut session = AcpSession::spawn(command, config, ctx)?;
+        let outcome = session.handshake(ctx).await;
+        session.unless_failed(outcome, ctx).await
+    }
+
+    /// Spawns the agent and runs `initialize` (and the authentication the provider does first)
+    /// without opening a session, for requests about the agent's sessions ([`AcpSession::call`],
+    /// e.g. `session/list`); close it with [`AcpSession::close`].
+    pub async fn connect(
+        command: &CommandSpec,
+        config: SessionConfig,
+        ctx: &TurnContext,
+    ) -> Result<AcpSession, Option<ErrorInfo>> {
+        let mut session = AcpSession::spawn(command, config, ctx)?;
+        let outcome = session.initialize(ctx).await;
+        session.unless_failed(outcome, ctx).await
+    }
+
+    /// The session, or, when `outcome` failed, its process group killed and the failure.
+    async fn unless_failed(
+        mut self,
+        outcome: Result<(), Option<ErrorInfo>>,
+        ctx: &TurnContext,
+    ) -> Result<AcpSession, Option<ErrorInfo>> {
+        match outcome {
+            Ok(()) => Ok(self),
+            Err(info) => {
+                self.process.kill(ctx.limits).await;
+                Err(info)
+            }
+        }
+    }
+
+    /// One request to the agent outside any prompt (the session's id is not added), under the
+    /// handshake deadline; an agent that asks for authentication first gets it (once) and the
+    /// request again.
+    pub async fn call(
+        &mut self,
+        ctx: &TurnContext,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, Option<ErrorInfo>> {
+        let mut result = self
+            .handshake_call(ctx, method, params.clone(), Phase::Handshake)
+            .await;
+        if let Err(Failure::Rpc(e)) = &result
+            && e.code == rpc::AUTH_REQUIRED
+        {
+            self.authenticate(ctx, true).await?;
+            result = self
+                .handshake_call(ctx, method, params, Phase::Handshake)
+                .await;
+        }
+        result.map_err(|f| self.handshake_failure(method, f))
+    }
+
+    /// The agent process, with the engine for its protocol (nothing sent yet).
+    fn spawn(
+        command: &CommandSpec,
+        config: SessionConfig,
+        ctx: &TurnContext,
+    ) -> Result<AcpSession, Option<ErrorInfo>> {
         let process = Process::spawn(&config.provider, command, ctx).map_err(Some)?;
         let engine = AcpEngine {
             provider: config.provider.clone(),
@@ -455,7 +517,7 @@ impl AcpSession {
                 .keep_history
                 .then(|| crate::history::Transcript::with_tool_kinds(config.tool_kinds)),
         };
-        let mut session = AcpSession {
+        Ok(AcpSession {
             config,
             process,
             engine,
@@ -465,14 +527,7 @@ impl AcpSession {
             session_id: String::new(),
             strategy: SessionStrategy::New,
             prompted: false,
-        };
-        match session.handshake(ctx).await {
-            Ok(()) => Ok(session),
-            Err(info) => {
-                session.process.kill(ctx.limits).await;
-                Err(info)
-            }
-        }
+        })
     }
 
     /// The session id.
@@ -668,6 +723,12 @@ impl AcpSession {
     }
 
     async fn handshake(&mut self, ctx: &TurnContext) -> Result<(), Option<ErrorInfo>> {
+        self.initialize(ctx).await?;
+        self.open(ctx).await
+    }
+
+    /// `initialize` (the agent's answer kept), then the authentication the provider does first.
+    async fn initialize(&mut self, ctx: &TurnContext) -> Result<(), Option<ErrorInfo>> {
         let init = match self
             .handshake_call(ctx, "initialize", initialize_params(), Phase::Handshake)
             .await
@@ -694,7 +755,12 @@ impl AcpSession {
         if self.config.authenticate_first {
             self.authenticate(ctx, false).await?;
         }
+        Ok(())
+    }
 
+    /// `session/new`, or the resume of [`SessionConfig::resume`], then the mode, model and
+    /// effort.
+    async fn open(&mut self, ctx: &TurnContext) -> Result<(), Option<ErrorInfo>> {
         let caps = self
             .agent
             .get("agentCapabilities")
