@@ -914,4 +914,9 @@ fn qwen_history_is_what_its_agent_replays() {
     assert_eq!(sessions[0]["sessionId"], session.as_str());
     assert_eq!(sessions[0]["cwd"], cwd);
     assert_eq!(list(json!("/elsewhere")).json["sessions"], json!([]));
+    // The same directory through a symlink.
+    let link = sandbox.root().join("work-link");
+    std::os::unix::fs::symlink(cwd, &link).unwrap();
+    let linked = list(json!(link));
+    assert_eq!(linked.json["sessions"], here.json["sessions"], "{linked:?}");
 }

@@ -253,7 +253,15 @@ pub async fn list_sessions(
     cwd: Option<&str>,
     deadline: Duration,
 ) -> Result<Vec<SessionSummary>, QueryError> {
-    // The agent runs where the bridge does: `cwd` is the list's filter, and may not exist.
+    // The agent runs where the bridge does: `cwd` is the list's filter, and may not exist. The
+    // bridge starts its sessions in resolved directories, so the agents recorded those.
+    let resolved = |path: &str| {
+        std::fs::canonicalize(path)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| path.to_string())
+    };
+    let cwd = cwd.map(resolved);
+    let cwd = cwd.as_deref();
     let request = Request::from_prompt("(listSessions)");
     let mut launch = crate::launch(provider, program, &request);
     launch.config.handshake_timeout = launch.config.handshake_timeout.min(deadline);
@@ -313,7 +321,7 @@ pub async fn list_sessions(
     let mut sessions = result?;
     if let Some(cwd) = cwd {
         // An agent that does not filter by itself.
-        sessions.retain(|s| s.cwd == cwd);
+        sessions.retain(|s| resolved(&s.cwd) == cwd);
     }
     // Newest first (ISO 8601 times sort as text; undated ones last).
     sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
