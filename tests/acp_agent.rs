@@ -1402,33 +1402,52 @@ fn an_image_prompt_reaches_the_model_as_an_image_block() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
     let (mut raw, init) = Raw::start_with(&sandbox, &mock, &[], json!([]));
-    assert_eq!(
-        init["result"]["agentCapabilities"]["promptCapabilities"]["image"], true,
-        "{init}"
-    );
-    let png = PNG_1X1;
-    raw.request(
-        2,
-        "session/prompt",
-        json!({"prompt": [
-            {"type": "image", "mimeType": "image/png", "data": png},
-            {"type": "text", "text": "MOCK:text what is this"}
-        ]}),
-    );
-    assert_eq!(raw.answer(2).0["result"]["stopReason"], "end_turn");
-    let request = mock.model_requests().pop().expect("a model request");
-    let images: Vec<&Value> = request.body["messages"]
-        .as_array()
+    let request = image_prompt_request(&mut raw, &init, &mock);
+    let images: Vec<&Value> = user_blocks(&request.body, "messages", "content")
         .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "user")
-        .flat_map(|m| m["content"].as_array().into_iter().flatten())
         .filter(|b| b["type"] == "image")
         .collect();
     assert_eq!(images.len(), 1, "{:#}", request.body["messages"]);
     assert_eq!(images[0]["source"]["media_type"], "image/png");
-    assert_eq!(images[0]["source"]["data"], png);
+    assert_eq!(images[0]["source"]["data"], PNG_1X1);
     raw.close(&sandbox);
+}
+
+/// Prompts [`PNG_1X1`] with `MOCK:text what is this` in `raw`'s session, whose agent said in
+/// `init` that it takes images: the turn ends `end_turn` with the mock's text. The prompt's
+/// model request.
+fn image_prompt_request(raw: &mut Raw, init: &Value, mock: &Mock) -> mock_llm::LoggedRequest {
+    assert_eq!(
+        init["result"]["agentCapabilities"]["promptCapabilities"]["image"], true,
+        "{init}"
+    );
+    raw.request(
+        2,
+        "session/prompt",
+        json!({"prompt": [
+            {"type": "image", "mimeType": "image/png", "data": PNG_1X1},
+            {"type": "text", "text": "MOCK:text what is this"}
+        ]}),
+    );
+    let (answer, text) = raw.answer(2);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
+    mock.model_requests()
+        .into_iter()
+        .rfind(|r| r.body.to_string().contains("MOCK:text what is this"))
+        .expect("the prompt's model request")
+}
+
+/// The content blocks of the user messages in a model request body: the entries of its `list`
+/// (`messages`, `input`, `contents`) with role `user`, their `content` (or `parts`) flattened.
+fn user_blocks<'a>(body: &'a Value, list: &str, content: &str) -> Vec<&'a Value> {
+    body[list]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|entry| entry["role"] == "user")
+        .flat_map(|entry| entry[content].as_array().into_iter().flatten())
+        .collect()
 }
 
 /// The provider's models are the `model` session config option (offered once the list is read,
@@ -1573,29 +1592,8 @@ fn an_image_prompt_reaches_codex_as_an_input_image() {
     let sandbox = Sandbox::new();
     let acpx = codex_acpx(&sandbox, &mock);
     let (mut raw, init) = Raw::spawn(&mut bridge_acp_codex(&acpx), &sandbox, json!([]));
-    assert_eq!(
-        init["result"]["agentCapabilities"]["promptCapabilities"]["image"], true,
-        "{init}"
-    );
-    raw.request(
-        2,
-        "session/prompt",
-        json!({"prompt": [
-            {"type": "image", "mimeType": "image/png", "data": PNG_1X1},
-            {"type": "text", "text": "MOCK:text what is this"}
-        ]}),
-    );
-    let (answer, text) = raw.answer(2);
-    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
-    let request = mock.model_requests().pop().expect("a model request");
-    let user_blocks: Vec<&Value> = request.body["input"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|item| item["role"] == "user")
-        .flat_map(|item| item["content"].as_array().into_iter().flatten())
-        .collect();
+    let request = image_prompt_request(&mut raw, &init, &mock);
+    let user_blocks = user_blocks(&request.body, "input", "content");
     let images: Vec<&str> = user_blocks
         .iter()
         .filter(|b| b["type"] == "input_image")
@@ -1683,39 +1681,11 @@ fn session_close_cancels_its_prompt_ends_its_cli_and_forgets_it() {
 fn an_image_prompt_reaches_gemini_through_its_acp_session() {
     let mock = Mock::start();
     let sandbox = Sandbox::new();
-    let send = common::acp::acp_command(common::acp::Provider::Gemini, &sandbox, &mock.url(), &[]);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge"));
-    cmd.env_clear()
-        .envs(send.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .current_dir(sandbox.work())
-        .args(["acp", "gemini"]);
+    let (mut cmd, _) = bridge_acp_of(common::acp::Provider::Gemini, "gemini", &sandbox, &mock);
     let (mut raw, init) = Raw::spawn(&mut cmd, &sandbox, json!([]));
-    assert_eq!(
-        init["result"]["agentCapabilities"]["promptCapabilities"]["image"], true,
-        "{init}"
-    );
-    raw.request(
-        2,
-        "session/prompt",
-        json!({"prompt": [
-            {"type": "image", "mimeType": "image/png", "data": PNG_1X1},
-            {"type": "text", "text": "MOCK:text what is this"}
-        ]}),
-    );
-    let (answer, text) = raw.answer(2);
-    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    assert_eq!(text, mock_llm::scenario::HELLO_TEXT);
-    let request = mock
-        .model_requests()
+    let request = image_prompt_request(&mut raw, &init, &mock);
+    let images: Vec<&Value> = user_blocks(&request.body, "contents", "parts")
         .into_iter()
-        .rfind(|r| r.body.to_string().contains("MOCK:text what is this"))
-        .expect("the prompt's model request");
-    let images: Vec<&Value> = request.body["contents"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|c| c["role"] == "user")
-        .flat_map(|c| c["parts"].as_array().into_iter().flatten())
         .filter_map(|part| part.get("inlineData"))
         .collect();
     assert_eq!(images.len(), 1, "{:#}", request.body["contents"]);

@@ -466,10 +466,8 @@ impl Agent {
         if method == "session/cancel"
             && let Ok(cancel) = serde_json::from_value::<acp::CancelNotification>(params.clone())
             && let Some(session) = self.session(&cancel.session_id.0)
-            && let Ok(running) = session.running.lock()
-            && let Some(token) = running.as_ref()
         {
-            token.cancel();
+            session.cancel_running();
         }
         // Other notifications (extensions, `$/cancel_request`) are ignored, as JSON-RPC wants.
     }
@@ -601,11 +599,7 @@ impl Agent {
             .and_then(|mut sessions| sessions.remove(&id))
             .ok_or(RequestError::UnknownSession(id))?;
         session.closed.store(true, Ordering::SeqCst);
-        if let Ok(running) = session.running.lock()
-            && let Some(token) = running.as_ref()
-        {
-            token.cancel();
-        }
+        session.cancel_running();
         Ok(session)
     }
 
@@ -1247,11 +1241,7 @@ impl Agent {
         self.calls.clear();
         for session in &sessions {
             session.broker.client_gone();
-            if let Ok(running) = session.running.lock()
-                && let Some(token) = running.as_ref()
-            {
-                token.cancel();
-            }
+            session.cancel_running();
         }
         let closes = sessions.iter().map(|session| session.session.close());
         let grace = self.options.limits.exit_grace
@@ -1265,6 +1255,15 @@ impl Agent {
 }
 
 impl AcpSession {
+    /// Interrupts the session's running prompt, if one runs.
+    fn cancel_running(&self) {
+        if let Ok(running) = self.running.lock()
+            && let Some(token) = running.as_ref()
+        {
+            token.cancel();
+        }
+    }
+
     /// The request of the first turn (or the preparation): the session's cwd and mode.
     fn first_request(&self, message: String) -> Request {
         let mut request = Request::from_prompt(message);
